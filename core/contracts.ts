@@ -1,0 +1,308 @@
+/**
+ * The kernel's contracts. Every plugin implements one of these; the kernel only ever talks to
+ * plugins through them. Keep them small: each method says what it promises.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Documents and snippets
+// ---------------------------------------------------------------------------------------------
+
+/** Content formats a chunker may accept. Sources label every document with one of them. */
+export type DocumentFormat = 'markdown' | 'mdx' | 'text' | (string & {});
+
+/** One document as a source read it: a page, a file, an operation group. */
+export interface SourceDocument {
+  /**
+   * Where the document lives inside the library, relative and with forward slashes
+   * (a repository path such as `docs/api/context.md`, or a URL path for websites).
+   * Snippets keep it as their `sourcePath`; it must be stable across refreshes.
+   */
+  path: string;
+  /** A public URL for the document when one is known (used as pageId / codeId). */
+  url?: string;
+  format: DocumentFormat;
+  /** The full text, decoded to a string (UTF-8). */
+  content: string;
+  /** A title when the source knows one better than the content does. */
+  title?: string;
+  /** Content hash when the source computed one (used to skip unchanged documents). */
+  hash?: string;
+}
+
+export type SnippetType = 'code' | 'info';
+
+/** What a chunker emits: one answerable unit with its provenance. */
+export interface Snippet {
+  type: SnippetType;
+  /** code: the snippet title; info: the section heading text. */
+  title: string;
+  /** code: the prose that explains the code; info: empty. */
+  description: string;
+  /** code: the fence language (lower case, '' when unknown); info: ''. */
+  language: string;
+  /** code: the code, exactly as in the fence; info: ''. */
+  code: string;
+  /** info: the section prose as markdown; code: ''. */
+  content: string;
+  /** Heading path from the page title down to this section. */
+  breadcrumb: string[];
+  pageTitle: string;
+  sourcePath: string;
+  sourceUrl?: string;
+  /** Anchor (slug) of the section heading, for page#section links. */
+  anchor?: string;
+  /** 1-based inclusive line range in the source document. */
+  lineStart: number;
+  lineEnd: number;
+  /** Approximate token count of what the snippet returns. */
+  tokens: number;
+}
+
+/** A snippet once stored: its id is unique within the store. */
+export interface StoredSnippet extends Snippet {
+  id: number;
+  /** Order of the snippet within its build (document order). */
+  seq: number;
+}
+
+export interface SearchHit {
+  snippet: StoredSnippet;
+  score: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Services every plugin may depend on
+// ---------------------------------------------------------------------------------------------
+
+/** All network I/O goes through Fetch, so tests and operators can control it. */
+export interface Fetch {
+  /** Same semantics as the WHATWG fetch; rejects on network errors and on timeout. */
+  fetch(url: string | URL, init?: RequestInit & { timeoutMs?: number }): Promise<Response>;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export interface Logger {
+  log(level: LogLevel, message: string, fields?: Record<string, unknown>): void;
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+/** Process-level settings the kernel was started with (read from the environment by main.ts). */
+export interface RuntimeEnv {
+  /** Absolute path of the data directory. */
+  dataDir: string;
+  /** Who opens the store: the server, a CLI writer, or a read-only CLI reader. */
+  mode: 'server' | 'writer' | 'reader';
+  /** The HTTP port when mode is 'server'. */
+  port?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Source
+// ---------------------------------------------------------------------------------------------
+
+export interface IngestProgress {
+  files?: number;
+  bytes?: number;
+  snippets?: number;
+  message?: string;
+}
+
+export interface SourceContext {
+  /** The full library ID being built, e.g. `/docs/koa`. */
+  libraryId: string;
+  /** The pinned version being built, or '' for the default version. */
+  version: string;
+  /** The library's source parameters, already validated against the source's specSchema. */
+  spec: Record<string, unknown>;
+  /** Aborted when the job is cancelled or the process shuts down. */
+  signal: AbortSignal;
+  /** A log line for the job record (shown to operators). */
+  log(level: LogLevel, message: string): void;
+  /** Progress for the job record. */
+  progress(p: IngestProgress): void;
+}
+
+/**
+ * A Source reads documents; it never chunks or stores.
+ * - `read` yields each document at most once, in a stable order.
+ * - It throws a RefdeskError (e.g. `no_documentation`, `too_large`, `invalid_source`) for
+ *   failures a user must fix; any other error is reported as an internal job failure.
+ * - It stops promptly when `ctx.signal` is aborted.
+ */
+export interface Source {
+  read(ctx: SourceContext): AsyncIterable<SourceDocument>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunker
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A Chunker turns one document into snippets. It is pure and synchronous: the same document
+ * gives the same snippets, in document order. It never throws on odd content; it degrades to
+ * plain-text sections instead.
+ */
+export interface Chunker {
+  /** The document formats this chunker accepts. */
+  readonly formats: readonly DocumentFormat[];
+  chunk(doc: SourceDocument): Snippet[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embedder and Reranker (optional slots)
+// ---------------------------------------------------------------------------------------------
+
+export interface Embedder {
+  readonly model: string;
+  readonly dimensions: number;
+  /** One vector per text, in order. Throws on provider failure (the caller decides to retry). */
+  embed(texts: string[], purpose: 'document' | 'query'): Promise<Float32Array[]>;
+}
+
+export interface Reranker {
+  /** Returns at most n hits, best first; hits it cannot judge keep their relative order. */
+  rerank(query: string, hits: SearchHit[], n: number): Promise<SearchHit[]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store
+// ---------------------------------------------------------------------------------------------
+
+/** Library states as the public API spells them. */
+export type LibraryState = 'initial' | 'processing' | 'finalized' | 'error' | 'delete';
+
+export interface LibrarySource {
+  /** The source kind (a Source definition's kind), e.g. `upload`. */
+  kind: string;
+  /** Source parameters; values under keys marked secret are never returned to clients. */
+  spec: Record<string, unknown>;
+}
+
+export interface LibraryInput {
+  id: string;
+  title: string;
+  description?: string;
+  branch?: string;
+  source: LibrarySource;
+  stars?: number;
+  trustScore?: number;
+  benchmarkScore?: number;
+}
+
+/** A library as the catalog shows it (the spec's fields plus where it comes from). */
+export interface LibraryRecord {
+  id: string;
+  title: string;
+  description: string;
+  branch: string;
+  /** ISO 8601 with milliseconds and Z, of the default version's last finalized build. */
+  lastUpdateDate: string | null;
+  state: LibraryState;
+  totalTokens: number;
+  totalSnippets: number;
+  stars: number;
+  trustScore: number;
+  benchmarkScore: number;
+  /** Pinned versions that have been finalized, newest first ('' the default is not listed). */
+  versions: string[];
+  source: LibrarySource;
+  createdAt: string;
+}
+
+export interface VersionRecord {
+  libraryId: string;
+  /** '' is the default version (the branch head); anything else is a pinned version. */
+  version: string;
+  state: LibraryState;
+  /** The build being served, or null when none has been finalized. */
+  activeBuildId: string | null;
+  lastUpdateDate: string | null;
+  totalTokens: number;
+  totalSnippets: number;
+}
+
+export type JobState = 'queued' | 'running' | 'succeeded' | 'failed' | 'interrupted';
+
+export interface JobRecord {
+  id: string;
+  libraryId: string;
+  version: string;
+  /** The source kind that runs this job. */
+  kind: string;
+  state: JobState;
+  progress: IngestProgress;
+  error: { code: string; message: string } | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface JobLogLine {
+  seq: number;
+  at: string;
+  level: LogLevel;
+  message: string;
+}
+
+export interface BuildStats {
+  totalSnippets: number;
+  totalTokens: number;
+}
+
+/**
+ * The Store keeps the catalog, versions, snippets, jobs and their logs.
+ *
+ * Builds: a (library, version) is rebuilt by `beginBuild`, any number of `addSnippets`, then
+ * `finalizeBuild`, which atomically makes the new build the served one and drops the old one.
+ * Until then the previous build keeps being served. `failBuild` (or a crash) discards the
+ * staged snippets and leaves the served build untouched. `open()` discards builds left
+ * unfinished by a crash and marks their jobs `interrupted`.
+ *
+ * Durability: every method that resolves has made its change durable, except `addSnippets`
+ * and `appendJobLog`, which may be batched until the next durable call.
+ */
+export interface Store {
+  open(): Promise<void>;
+  /** Flushes and releases the store; further calls fail. */
+  close(): Promise<void>;
+
+  /** Creates the library, or updates its descriptive fields if it exists (keeps builds). */
+  upsertLibrary(input: LibraryInput): Promise<LibraryRecord>;
+  getLibrary(id: string): Promise<LibraryRecord | null>;
+  listLibraries(): Promise<LibraryRecord[]>;
+  /** Removes the library, its versions, builds and snippets. Returns false when unknown. */
+  deleteLibrary(id: string): Promise<boolean>;
+
+  getVersion(libraryId: string, version: string): Promise<VersionRecord | null>;
+  listVersions(libraryId: string): Promise<VersionRecord[]>;
+
+  /** Starts a new build; the library must exist. Returns the build id. */
+  beginBuild(libraryId: string, version: string, jobId: string | null): Promise<string>;
+  addSnippets(buildId: string, snippets: Snippet[]): Promise<void>;
+  /** Switches the version to this build; the previous build is removed. */
+  finalizeBuild(buildId: string): Promise<VersionRecord>;
+  /** Discards the staged build; the served build (if any) is untouched. */
+  failBuild(buildId: string): Promise<void>;
+
+  /** All snippets of the served build of a version, in document order. */
+  getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]>;
+  /** Lexical search over the served build of a version, best first, at most `limit` hits. */
+  search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]>;
+
+  createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord>;
+  updateJob(
+    id: string,
+    patch: { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] },
+  ): Promise<JobRecord>;
+  appendJobLog(id: string, level: LogLevel, message: string): Promise<void>;
+  getJob(id: string): Promise<JobRecord | null>;
+  getJobLog(id: string): Promise<JobLogLine[]>;
+  listJobs(filter?: { libraryId?: string; state?: JobState; limit?: number }): Promise<JobRecord[]>;
+}

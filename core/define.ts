@@ -1,0 +1,75 @@
+import type { DepTokens, ResolvedDeps } from './di.ts';
+import type { Chunker, Embedder, Reranker, Source, Store } from './contracts.ts';
+
+/** A JSON Schema (draft 2020-12 subset understood by ajv). Plugin option schemas are objects. */
+export type JsonSchema = Record<string, unknown>;
+
+export type Role = 'source' | 'chunker' | 'embedder' | 'reranker' | 'store';
+
+export interface RoleTypes {
+  source: Source;
+  chunker: Chunker;
+  embedder: Embedder;
+  reranker: Reranker;
+  store: Store;
+}
+
+/**
+ * One definition: the same shape for every contract. `options` is the JSON Schema of the
+ * options the operator gives in config (validated with ajv, defaults applied, unknown keys
+ * refused); `deps` names the tokens `create` receives.
+ */
+export interface Definition<R extends Role = Role, O = any, D extends DepTokens = DepTokens> {
+  role: R;
+  /** Unique within its role across all enabled plugins, e.g. `upload`, `markdown`, `embedded`. */
+  kind: string;
+  description?: string;
+  options: JsonSchema;
+  deps: D;
+  create(options: O, deps: ResolvedDeps<D>): RoleTypes[R] | Promise<RoleTypes[R]>;
+}
+
+/** A source definition also says which library IDs it makes and what a library's spec holds. */
+export interface SourceDefinition<O = any, D extends DepTokens = DepTokens> extends Definition<'source', O, D> {
+  /**
+   * The library ID namespace this source creates, e.g. `docs` for `/docs/<name>`; or null when
+   * IDs are `/owner/repo`.
+   */
+  idPrefix: string | null;
+  /** JSON Schema of a library's source parameters (`spec`). Secret fields are `writeOnly`. */
+  specSchema: JsonSchema;
+}
+
+export type AnyDefinition = Definition<Role, any, any> | SourceDefinition<any, any>;
+
+export interface Plugin {
+  readonly __refdeskPlugin: true;
+  /** Package-style name, e.g. `@refdesk/source-upload`. */
+  name: string;
+  version: string;
+  /** Semver range of kernel versions this plugin works with, e.g. `^1.0.0`. */
+  kernel: string;
+  definitions: AnyDefinition[];
+}
+
+export function definePlugin(p: Omit<Plugin, '__refdeskPlugin'>): Plugin {
+  return { __refdeskPlugin: true, ...p };
+}
+
+type DefInput<R extends Role, O, D extends DepTokens> = Omit<Definition<R, O, D>, 'role'>;
+
+export function defineSource<O, D extends DepTokens>(d: Omit<SourceDefinition<O, D>, 'role'>): SourceDefinition<O, D> {
+  return { role: 'source', ...d };
+}
+export function defineChunker<O, D extends DepTokens>(d: DefInput<'chunker', O, D>): Definition<'chunker', O, D> {
+  return { role: 'chunker', ...d };
+}
+export function defineEmbedder<O, D extends DepTokens>(d: DefInput<'embedder', O, D>): Definition<'embedder', O, D> {
+  return { role: 'embedder', ...d };
+}
+export function defineReranker<O, D extends DepTokens>(d: DefInput<'reranker', O, D>): Definition<'reranker', O, D> {
+  return { role: 'reranker', ...d };
+}
+export function defineStore<O, D extends DepTokens>(d: DefInput<'store', O, D>): Definition<'store', O, D> {
+  return { role: 'store', ...d };
+}

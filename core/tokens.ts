@@ -1,0 +1,11 @@
+import { token } from './di.ts';
+import type { Clock, Fetch, Logger, RuntimeEnv, Store } from './contracts.ts';
+
+/** Well-known tokens of the services and slots the kernel provides to plugins. */
+export const Tokens = {
+  Fetch: token<Fetch>('core.fetch'),
+  Logger: token<Logger>('core.logger'),
+  Clock: token<Clock>('core.clock'),
+  Env: token<RuntimeEnv>('core.env'),
+  Store: token<Store>('core.store'),
+} as const;
