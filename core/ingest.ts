@@ -1,0 +1,162 @@
+/**
+ * The ingest pipeline: add request -> persisted job -> Source.read -> Chunker -> Store build,
+ * switched over only when finalized. A failure (or a kill) never touches the served version.
+ */
+import type { IngestProgress, JobRecord, LibraryRecord, LogLevel, Snippet } from './contracts.ts';
+import type { Kernel } from './kernel.ts';
+import { RefdeskError, isRefdeskError } from './errors.ts';
+import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
+import { validate } from './validate.ts';
+
+export interface AddLibraryInput {
+  /** The source kind, e.g. `upload`. */
+  source: string;
+  /** The source's parameters, validated against its specSchema. */
+  spec: Record<string, unknown>;
+  /** Either a full library ID... */
+  id?: string;
+  /** ...or a name under the source's ID prefix (`/docs/<name>` for uploads). */
+  name?: string;
+  version?: string;
+  title?: string;
+  description?: string;
+  branch?: string;
+}
+
+export interface AddLibraryResult {
+  library: LibraryRecord;
+  job: JobRecord;
+}
+
+/** Creates (or updates) the library and queues a persisted ingest job for it. */
+export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promise<AddLibraryResult> {
+  const entry = kernel.sources.get(input.source);
+  if (!entry) {
+    const enabled = [...kernel.sources.keys()];
+    throw new RefdeskError('invalid_request', `The "${input.source}" source is not enabled on this server (enabled: ${enabled.join(', ') || 'none'}).`);
+  }
+  const spec = structuredClone(input.spec);
+  const problems = validate(entry.def.specSchema, spec, 'spec');
+  if (problems.length > 0) throw new RefdeskError('invalid_request', `Invalid ${input.source} source parameters: ${problems.join('; ')}`);
+
+  let id: string;
+  let version = input.version ?? '';
+  if (input.id) {
+    const parsed = parseLibraryId(input.id);
+    id = parsed.id;
+    version = parsed.version || version;
+  } else if (input.name) {
+    validateLibraryName(input.name);
+    if (entry.def.idPrefix === null) throw new RefdeskError('invalid_request', `The "${input.source}" source needs a full library ID (/owner/repo), not a name.`);
+    id = parseLibraryId(`/${entry.def.idPrefix}/${input.name}`).id;
+  } else {
+    throw new RefdeskError('invalid_request', 'Give a library name or ID.');
+  }
+  if (version) parseLibraryId(formatLibraryId(id, version));
+
+  const existing = await kernel.store.getLibrary(id);
+  if (existing && existing.source.kind !== input.source) {
+    throw new RefdeskError('already_exists', `Library "${id}" already exists from a ${existing.source.kind} source.`);
+  }
+  const library = await kernel.store.upsertLibrary({
+    id,
+    title: input.title ?? existing?.title ?? id.split('/').pop()!,
+    description: input.description ?? existing?.description ?? '',
+    branch: input.branch ?? existing?.branch ?? '',
+    source: { kind: input.source, spec },
+  });
+  const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
+  await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
+  return { library: (await kernel.store.getLibrary(id)) ?? library, job };
+}
+
+export interface RunJobOptions {
+  signal?: AbortSignal;
+  /** Called with cumulative progress (files, bytes, snippets) as the job advances. */
+  onProgress?(p: Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress & { elapsedMs: number }): void;
+  /** Snippets written per store batch. */
+  batchSize?: number;
+}
+
+/** Runs a queued job to its end. Resolves with the final job record (succeeded or failed). */
+export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJobOptions = {}): Promise<JobRecord> {
+  const { store, logger } = kernel;
+  const job = await store.getJob(jobId);
+  if (!job) throw new RefdeskError('invalid_request', `Unknown job "${jobId}".`);
+  const library = await store.getLibrary(job.libraryId);
+  if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
+  const entry = kernel.sources.get(library.source.kind);
+  const started = Date.now();
+  const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
+  const log = (level: LogLevel, message: string) => {
+    void store.appendJobLog(job.id, level, message);
+    logger.log(level, message, { job: job.id, library: job.libraryId });
+  };
+  let lastProgressWrite = 0;
+  const report = (force = false) => {
+    options.onProgress?.({ ...progress, elapsedMs: Date.now() - started });
+    const now = Date.now();
+    if (force || now - lastProgressWrite > 1000) {
+      lastProgressWrite = now;
+      void store.updateJob(job.id, { progress: { ...progress } }).catch(() => {});
+    }
+  };
+
+  await store.updateJob(job.id, { state: 'running', progress });
+  log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
+  let buildId: string | null = null;
+  try {
+    if (!entry) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
+    buildId = await store.beginBuild(job.libraryId, job.version, job.id);
+    const controller = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+    const batchSize = options.batchSize ?? 2000;
+    let batch: Snippet[] = [];
+    let totalTokens = 0;
+    for await (const doc of entry.source.read({
+      libraryId: job.libraryId,
+      version: job.version,
+      spec: library.source.spec,
+      signal,
+      log,
+      progress: (p) => {
+        if (p.bytes !== undefined) progress.bytes = p.bytes;
+        if (p.message) progress.message = p.message;
+        report();
+      },
+    })) {
+      if (signal.aborted) throw new RefdeskError('internal_error', 'The ingest was cancelled.');
+      let snippets: Snippet[];
+      try {
+        snippets = kernel.chunkerFor(doc.format).chunk(doc);
+      } catch (e) {
+        log('warn', `skipped ${doc.path}: the chunker failed (${(e as Error).message})`);
+        continue;
+      }
+      progress.files++;
+      progress.snippets += snippets.length;
+      for (const s of snippets) totalTokens += s.tokens;
+      batch.push(...snippets);
+      if (batch.length >= batchSize) {
+        await store.addSnippets(buildId, batch);
+        batch = [];
+      }
+      report();
+    }
+    if (batch.length > 0) await store.addSnippets(buildId, batch);
+    if (progress.snippets === 0) {
+      throw new RefdeskError('no_documentation', `No documentation found: the source gave ${progress.files} documents and no snippets.`);
+    }
+    await store.finalizeBuild(buildId);
+    buildId = null;
+    report(true);
+    log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } });
+  } catch (e) {
+    const err = isRefdeskError(e) ? { code: e.code, message: e.message } : { code: 'internal_error', message: `Ingest failed: ${(e as Error).message}` };
+    if (buildId) await store.failBuild(buildId).catch(() => {});
+    log('error', `failed: ${err.message}`);
+    if (!isRefdeskError(e)) logger.error('ingest crashed', { job: job.id, stack: (e as Error).stack });
+    return await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } });
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The kernel: builds every configured definition in its own child container, with only the
+ * dependencies it declares, and exposes the slots to the ingest and query pipelines.
+ */
+import { newContainer, resolveDeps, type DependencyContainer } from './di.ts';
+import type { Chunker, Clock, DocumentFormat, Embedder, Fetch, Logger, Reranker, RuntimeEnv, Source, Store } from './contracts.ts';
+import type { AnyDefinition, SourceDefinition } from './define.ts';
+import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfig } from './config.ts';
+import { ConfigError } from './errors.ts';
+import { Tokens } from './tokens.ts';
+import { createConsoleLogger, createFetch, systemClock } from './services.ts';
+
+export interface KernelServices {
+  env: RuntimeEnv;
+  logger?: Logger;
+  clock?: Clock;
+  fetch?: Fetch;
+}
+
+export interface SourceEntry {
+  kind: string;
+  def: SourceDefinition;
+  source: Source;
+}
+
+export class Kernel {
+  readonly sources = new Map<string, SourceEntry>();
+  readonly chunkers: Chunker[] = [];
+  embedder: Embedder | null = null;
+  reranker: Reranker | null = null;
+  private opened = false;
+
+  constructor(
+    readonly config: RefdeskConfig,
+    readonly configFile: string,
+    readonly container: DependencyContainer,
+    readonly store: Store,
+    readonly logger: Logger,
+    readonly clock: Clock,
+    readonly env: RuntimeEnv,
+  ) {}
+
+  /** The chunker for a document format; markdown-like text falls back to the first chunker. */
+  chunkerFor(format: DocumentFormat): Chunker {
+    return this.chunkers.find((c) => c.formats.includes(format)) ?? this.chunkers.find((c) => c.formats.includes('text')) ?? this.chunkers[0];
+  }
+
+  /** The source that creates library IDs under `/<prefix>/...` (null prefix: `/owner/repo`). */
+  sourceForPrefix(prefix: string | null): SourceEntry | undefined {
+    return [...this.sources.values()].find((s) => s.def.idPrefix === prefix);
+  }
+
+  async open(): Promise<void> {
+    if (this.opened) return;
+    await this.store.open();
+    this.opened = true;
+  }
+
+  async close(): Promise<void> {
+    if (!this.opened) return;
+    this.opened = false;
+    await this.store.close();
+  }
+}
+
+/** Loads the config file and builds a kernel (not opened yet). */
+export async function createKernel(configFile: string, services: KernelServices): Promise<Kernel> {
+  const loaded = await loadConfig(configFile);
+  return buildKernel(loaded, services);
+}
+
+export async function buildKernel(loaded: LoadedConfig, services: KernelServices): Promise<Kernel> {
+  const logger = services.logger ?? createConsoleLogger();
+  const clock = services.clock ?? systemClock;
+  const container = newContainer();
+  container.registerInstance(Tokens.Logger, logger);
+  container.registerInstance(Tokens.Clock, clock);
+  container.registerInstance(Tokens.Fetch, services.fetch ?? createFetch());
+  container.registerInstance(Tokens.Env, services.env);
+  const { config, definitions, file } = loaded;
+
+  const make = async <T>(entry: LoadedDefinition): Promise<T> => {
+    const child = container.createChildContainer();
+    const owner = `${file}: ${entry.at} (${entry.plugin}) ${entry.def.role} "${entry.def.kind}"`;
+    let deps: Record<string, unknown>;
+    try {
+      deps = resolveDeps(child, entry.def.deps, owner);
+    } catch (e) {
+      throw new ConfigError((e as Error).message);
+    }
+    return (await (entry.def as AnyDefinition).create(entry.options, deps as never)) as T;
+  };
+
+  const store = await make<Store>(definitions.get('store')!.get(config.slots.store)!);
+  container.registerInstance(Tokens.Store, store);
+  const kernel = new Kernel(config, file, container, store, logger, clock, services.env);
+
+  if (config.slots.embedder) kernel.embedder = await make<Embedder>(definitions.get('embedder')!.get(config.slots.embedder)!);
+  if (config.slots.reranker) kernel.reranker = await make<Reranker>(definitions.get('reranker')!.get(config.slots.reranker)!);
+  const chunkerKinds = config.slots.chunkers ?? [...definitions.get('chunker')!.keys()];
+  for (const kind of chunkerKinds) kernel.chunkers.push(await make<Chunker>(definitions.get('chunker')!.get(kind)!));
+  for (const [kind, entry] of definitions.get('source')!) {
+    kernel.sources.set(kind, { kind, def: entry.def as SourceDefinition, source: await make<Source>(entry) });
+  }
+  return kernel;
+}

@@ -1,0 +1,198 @@
+/**
+ * The query pipeline: library ID (+ version) -> lexical search -> optional rerank -> context
+ * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
+ */
+import type { LibraryRecord, SearchHit, StoredSnippet } from './contracts.ts';
+import type { Kernel } from './kernel.ts';
+import { RefdeskError } from './errors.ts';
+import { formatLibraryId, parseLibraryId } from './library-id.ts';
+import { tokenize } from './search/tokenize.ts';
+
+export interface ContextRequest {
+  libraryId: string;
+  query: string;
+  tokens?: number;
+}
+
+export interface SnippetSource {
+  path: string;
+  url?: string;
+  lineStart: number;
+  lineEnd: number;
+}
+
+export interface CodeSnippetJson {
+  codeTitle: string;
+  codeDescription: string;
+  codeLanguage: string;
+  codeTokens: number;
+  codeId: string;
+  pageTitle: string;
+  codeList: Array<{ language: string; code: string }>;
+  breadcrumb: string;
+  source: SnippetSource;
+}
+
+export interface InfoSnippetJson {
+  pageId: string;
+  breadcrumb: string;
+  content: string;
+  contentTokens: number;
+  source: SnippetSource;
+}
+
+export interface ContextResult {
+  library: LibraryRecord;
+  version: string;
+  /** Selected snippets, best first. */
+  snippets: StoredSnippet[];
+  totalTokens: number;
+}
+
+export const QUERY_MAX_LENGTH = 500;
+/** Hits below this fraction of the best score are not worth the reader's tokens. */
+const RELATIVE_CUTOFF = 0.3;
+const CANDIDATES = 60;
+
+export function tokenBudget(kernel: Kernel, tokens: number | undefined): number {
+  const { defaultTokens, minTokens, maxTokens } = kernel.config.query;
+  if (tokens === undefined) return defaultTokens;
+  return Math.min(maxTokens, Math.max(minTokens, Math.floor(tokens)));
+}
+
+export async function getContext(kernel: Kernel, req: ContextRequest): Promise<ContextResult> {
+  const parsed = parseLibraryId(req.libraryId);
+  const query = req.query.trim();
+  if (!query) throw new RefdeskError('invalid_request', 'The query must not be empty.');
+  if (query.length > QUERY_MAX_LENGTH) throw new RefdeskError('invalid_request', `The query is longer than ${QUERY_MAX_LENGTH} characters.`);
+  const library = await kernel.store.getLibrary(parsed.id);
+  if (!library) {
+    throw new RefdeskError(
+      'library_not_found',
+      `Library "${parsed.id}" not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`,
+    );
+  }
+  const version = parsed.version;
+  if (version && !library.versions.includes(version)) {
+    throw new RefdeskError('version_not_found', `Version "${version}" of library "${parsed.id}" not found (available: ${library.versions.join(', ') || 'none'}).`);
+  }
+  if (!version && library.state !== 'finalized') {
+    throw new RefdeskError('library_not_finalized', `Library "${parsed.id}" is still being processed (state: ${library.state}). Retry in a moment.`);
+  }
+  const budget = tokenBudget(kernel, req.tokens);
+  let hits = await kernel.store.search(parsed.id, version, query, CANDIDATES);
+  if (kernel.reranker && hits.length > 1) hits = await kernel.reranker.rerank(query, hits, CANDIDATES);
+  const snippets = selectWithinBudget(hits, budget);
+  return { library, version, snippets, totalTokens: snippets.reduce((n, s) => n + s.tokens, 0) };
+}
+
+/** Best hits first, above the relative cut-off, deduplicated, within the token budget. */
+export function selectWithinBudget(hits: SearchHit[], budget: number): StoredSnippet[] {
+  if (hits.length === 0) return [];
+  const top = hits[0].score;
+  const seen = new Set<string>();
+  const out: StoredSnippet[] = [];
+  let used = 0;
+  let misses = 0;
+  for (const h of hits) {
+    if (h.score < top * RELATIVE_CUTOFF) break;
+    const s = h.snippet;
+    const key = s.type === 'code' ? 'c:' + s.code.replace(/\s+/g, ' ').trim() : 'i:' + s.content.replace(/\s+/g, ' ').trim();
+    if (seen.has(key)) continue;
+    if (used + s.tokens > budget) {
+      if (out.length === 0) {
+        out.push(s); // always answer with the best snippet, even when it alone is over budget
+        used += s.tokens;
+        seen.add(key);
+      }
+      if (++misses >= 5) break;
+      continue;
+    }
+    seen.add(key);
+    out.push(s);
+    used += s.tokens;
+  }
+  return out;
+}
+
+function sourceOf(s: StoredSnippet): SnippetSource {
+  return { path: s.sourcePath, ...(s.sourceUrl ? { url: s.sourceUrl } : {}), lineStart: s.lineStart, lineEnd: s.lineEnd };
+}
+
+/** A stable reference to a snippet: its URL if known, else path#Lstart-Lend. */
+function refOf(s: StoredSnippet): string {
+  return s.sourceUrl ?? `${s.sourcePath}#L${s.lineStart}-L${s.lineEnd}`;
+}
+
+export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippetJson[]; infoSnippets: InfoSnippetJson[] } {
+  const codeSnippets: CodeSnippetJson[] = [];
+  const infoSnippets: InfoSnippetJson[] = [];
+  for (const s of result.snippets) {
+    if (s.type === 'code') {
+      codeSnippets.push({
+        codeTitle: s.title,
+        codeDescription: s.description,
+        codeLanguage: s.language,
+        codeTokens: s.tokens,
+        codeId: refOf(s),
+        pageTitle: s.pageTitle,
+        codeList: [{ language: s.language, code: s.code }],
+        breadcrumb: s.breadcrumb.join(' > '),
+        source: sourceOf(s),
+      });
+    } else {
+      infoSnippets.push({
+        pageId: s.sourceUrl ?? s.sourcePath,
+        breadcrumb: s.breadcrumb.join(' > '),
+        content: s.content,
+        contentTokens: s.tokens,
+        source: sourceOf(s),
+      });
+    }
+  }
+  return { codeSnippets, infoSnippets };
+}
+
+const SEPARATOR = '\n\n--------------------------------\n\n';
+
+/** The readable text format: one block per snippet, best first. */
+export function toContextText(result: ContextResult): string {
+  if (result.snippets.length === 0) {
+    return `No documentation in ${formatLibraryId(result.library.id, result.version)} matches this query. Try other words, or one concept per query.`;
+  }
+  return result.snippets
+    .map((s) => {
+      const where = `Source: ${s.sourceUrl ?? s.sourcePath} (lines ${s.lineStart}-${s.lineEnd})`;
+      if (s.type === 'code') {
+        const fence = s.code.includes('```') ? '````' : '```';
+        return [`### ${s.title}`, where, s.description, `${fence}${s.language}\n${s.code}\n${fence}`].filter(Boolean).join('\n\n');
+      }
+      return [`### ${s.breadcrumb.join(' > ')}`, where, s.content].join('\n\n');
+    })
+    .join(SEPARATOR);
+}
+
+/** Libraries matching a name, best first, with the question as a tie-breaker. */
+export async function searchLibraries(kernel: Kernel, libraryName: string, query: string): Promise<LibraryRecord[]> {
+  const name = libraryName.trim().toLowerCase();
+  const nameTokens = new Set(tokenize(libraryName));
+  const queryTokens = new Set(tokenize(query));
+  const libs = await kernel.store.listLibraries();
+  const scored = libs
+    .map((lib) => {
+      const idName = lib.id.split('/').pop()!.toLowerCase();
+      const title = lib.title.toLowerCase();
+      let score = 0;
+      if (idName === name || title === name || lib.id.toLowerCase() === name) score += 10;
+      else if (idName.includes(name) || title.includes(name) || lib.id.toLowerCase().includes(name)) score += 5;
+      const libTokens = new Set(tokenize(`${lib.id.replace(/[/]/g, ' ')} ${lib.title}`));
+      for (const t of nameTokens) if (libTokens.has(t)) score += 2;
+      const descTokens = new Set(tokenize(lib.description));
+      for (const t of queryTokens) if (descTokens.has(t) || libTokens.has(t)) score += 0.5;
+      if (score > 0 && lib.state === 'finalized') score += 1 + Math.log10(1 + lib.totalSnippets) * 0.1;
+      return { lib, score };
+    })
+    .filter((x) => x.score >= 2)
+    .sort((a, b) => b.score - a.score || b.lib.totalSnippets - a.lib.totalSnippets);
+  return scored.map((x) => x.lib);
+}

@@ -1,0 +1,312 @@
+import { fromMarkdown } from 'mdast-util-from-markdown';
+import { gfm } from 'micromark-extension-gfm';
+import { gfmFromMarkdown } from 'mdast-util-gfm';
+import { frontmatter } from 'micromark-extension-frontmatter';
+import { frontmatterFromMarkdown } from 'mdast-util-frontmatter';
+import { toString } from 'mdast-util-to-string';
+import { parse as parseYaml } from 'yaml';
+import type { Code, Heading, Root, RootContent } from 'mdast';
+import type { Chunker, DocumentFormat, Snippet, SourceDocument } from '../../core/contracts.ts';
+import { preprocess, stripInlineMarkup } from './preprocess.ts';
+import {
+  estimateTokens,
+  firstSentence,
+  markdownToPlain,
+  normalizeLanguage,
+  slugify,
+  splitHeadingId,
+  truncate,
+} from './text-utils.ts';
+
+export interface MarkdownChunkerOptions {
+  /** Info snippets longer than this are split at block boundaries. */
+  maxInfoTokens: number;
+  /** Longest code description kept, in characters. */
+  maxDescriptionChars: number;
+}
+
+interface Section {
+  /** Heading path below the page title. */
+  path: string[];
+  anchor?: string;
+  startLine: number;
+  endLine: number;
+  nodes: RootContent[];
+}
+
+interface PageMeta {
+  title?: string;
+  description?: string;
+  signatures: string[];
+}
+
+const MAX_HEADING_DEPTH = 6;
+
+/**
+ * Markdown / MDX / markdown-like text chunker. Splits by heading hierarchy; every fenced or
+ * indented code block becomes one code snippet (never split), the prose of a section becomes
+ * one or more info snippets split only between blocks.
+ */
+export class MarkdownChunker implements Chunker {
+  readonly formats: readonly DocumentFormat[] = ['markdown', 'mdx', 'text'];
+
+  constructor(private readonly options: MarkdownChunkerOptions) {}
+
+  chunk(doc: SourceDocument): Snippet[] {
+    const { text } = preprocess(doc.content, doc.format);
+    const tree = fromMarkdown(text, {
+      extensions: [gfm(), frontmatter(['yaml', 'toml'])],
+      mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
+    });
+    const meta = readFrontMatter(tree);
+    const lastLine = lastContentLine(text);
+    const pageTitle = meta.title ?? firstH1(tree) ?? doc.title ?? titleFromPath(doc.path);
+    const sections = splitSections(tree, doc.format, lastLine);
+    const out: Snippet[] = [];
+    for (const section of sections) this.emitSection(doc, text, pageTitle, meta, section, sections[0] === section, out);
+    return out;
+  }
+
+  private emitSection(
+    doc: SourceDocument,
+    text: string,
+    pageTitle: string,
+    meta: PageMeta,
+    section: Section,
+    isFirst: boolean,
+    out: Snippet[],
+  ): void {
+    const path = section.path.length > 0 && section.path[0] === pageTitle ? section.path.slice(1) : section.path;
+    const breadcrumb = [pageTitle, ...path];
+    const heading = path.length > 0 ? path[path.length - 1] : pageTitle;
+    const base = {
+      breadcrumb,
+      pageTitle,
+      sourcePath: doc.path,
+      ...(doc.url ? { sourceUrl: section.anchor ? `${doc.url}#${section.anchor}` : doc.url } : {}),
+      ...(section.anchor ? { anchor: section.anchor } : {}),
+    };
+
+    const intro: string[] = [];
+    if (isFirst && path.length === 0) {
+      if (meta.description) intro.push(meta.description);
+      for (const s of meta.signatures) intro.push('`' + s + '`');
+    }
+
+    // Walk blocks in order: collect prose runs, emit code snippets with the prose before them.
+    const codeNodes = section.nodes.filter((n): n is Code => n.type === 'code');
+    const prose: Array<{ md: string; start: number; end: number }> = [];
+    let proseSinceCode: string[] = [];
+    let sectionFirstProse = '';
+    const pendingCode: Array<{ node: Code; before: string }> = [];
+    for (const node of section.nodes) {
+      if (node.type === 'code') {
+        pendingCode.push({ node, before: proseSinceCode.join('\n\n') });
+        proseSinceCode = [];
+        continue;
+      }
+      if (node.type === 'html' || node.type === 'yaml' || node.type === 'definition' || (node.type as string) === 'toml') continue;
+      const md = sliceNode(text, node);
+      if (!md.trim()) continue;
+      prose.push({ md, start: node.position!.start.line, end: node.position!.end.line });
+      proseSinceCode.push(md);
+      if (!sectionFirstProse) sectionFirstProse = md;
+    }
+
+    // Code snippets.
+    pendingCode.forEach(({ node, before }, idx) => {
+      const code = node.value;
+      if (!code.trim()) return;
+      const after = proseAfter(section.nodes, node, text);
+      let description = markdownToPlain(before) || (idx === 0 ? intro.join('\n') : '') || markdownToPlain(after) || markdownToPlain(sectionFirstProse);
+      description = truncate(description, this.options.maxDescriptionChars);
+      const language = normalizeLanguage(node.lang, code);
+      let title = heading;
+      if (codeNodes.length > 1) {
+        const hint = firstSentence(markdownToPlain(before || after), 80);
+        if (hint) title = `${heading} - ${hint}`;
+      }
+      const fileName = fenceFileName(node.meta ?? '', node.lang ?? '');
+      if (fileName && !title.includes(fileName)) title = `${title} (${fileName})`;
+      out.push({
+        ...base,
+        type: 'code',
+        title,
+        description,
+        language,
+        code,
+        content: '',
+        lineStart: node.position!.start.line,
+        lineEnd: node.position!.end.line,
+        tokens: estimateTokens(title) + estimateTokens(description) + estimateTokens(code) + 4,
+      });
+    });
+
+    // Info snippets: the section's prose, split at block boundaries when long.
+    const parts: Array<{ blocks: typeof prose; tokens: number }> = [];
+    let cur: { blocks: typeof prose; tokens: number } = { blocks: [], tokens: 0 };
+    for (const block of prose) {
+      const t = estimateTokens(block.md);
+      if (cur.blocks.length > 0 && cur.tokens + t > this.options.maxInfoTokens) {
+        parts.push(cur);
+        cur = { blocks: [], tokens: 0 };
+      }
+      cur.blocks.push(block);
+      cur.tokens += t;
+    }
+    if (cur.blocks.length > 0) parts.push(cur);
+    if (intro.length > 0 && parts.length === 0) {
+      parts.push({ blocks: [], tokens: 0 });
+    }
+    parts.forEach((part, idx) => {
+      const content = stripInlineMarkup([...(idx === 0 ? intro : []), ...part.blocks.map((b) => b.md)].join('\n\n')).trim();
+      if (!content) return;
+      const lineStart = idx === 0 ? section.startLine : part.blocks[0].start;
+      const lineEnd = idx === parts.length - 1 ? section.endLine : parts[idx + 1].blocks[0].start - 1;
+      out.push({
+        ...base,
+        type: 'info',
+        title: heading,
+        description: '',
+        language: '',
+        code: '',
+        content,
+        lineStart,
+        lineEnd: Math.max(lineStart, lineEnd),
+        tokens: estimateTokens(content) + estimateTokens(breadcrumb.join(' > ')),
+      });
+    });
+  }
+}
+
+function sliceNode(text: string, node: RootContent): string {
+  const p = node.position;
+  if (!p || p.start.offset === undefined || p.end.offset === undefined) return toString(node);
+  return text.slice(p.start.offset, p.end.offset);
+}
+
+function proseAfter(nodes: RootContent[], code: Code, text: string): string {
+  const i = nodes.indexOf(code);
+  const next = nodes[i + 1];
+  if (next && (next.type === 'paragraph' || next.type === 'list' || next.type === 'blockquote')) return sliceNode(text, next);
+  return '';
+}
+
+/** A file name given in the fence info (`js src/App.js`, `ts [vite.config.ts]`, `{file="x"}`). */
+function fenceFileName(meta: string, lang: string): string {
+  const bracket = `${lang} ${meta}`.match(/\[([\w./-]+\.[\w]+)\]/);
+  if (bracket) return bracket[1];
+  const attr = meta.match(/(?:file|filename|title)=["']?([\w./-]+\.[\w]+)/);
+  if (attr) return attr[1];
+  const bare = meta.match(/(?:^|\s)((?:[\w-]+\/)*[\w-]+\.(?:js|jsx|ts|tsx|mjs|cjs|json|css|html|py|go|rs|toml|yaml|yml|vue|md))(?:\s|$)/);
+  return bare ? bare[1] : '';
+}
+
+function headingText(h: Heading): { text: string; anchor?: string } {
+  const raw = stripInlineMarkup(toString(h, { includeHtml: false })).replace(/\s+/g, ' ');
+  const { text, anchor } = splitHeadingId(raw);
+  return { text, anchor: anchor ?? (slugify(text) || undefined) };
+}
+
+function splitSections(tree: Root, format: DocumentFormat, lastLine: number): Section[] {
+  const sections: Section[] = [];
+  const stack: Array<{ depth: number; text: string }> = [];
+  let cur: Section = { path: [], startLine: 1, endLine: lastLine, nodes: [] };
+  let lastRealDepth = 1;
+
+  const open = (depth: number, text: string, anchor: string | undefined, line: number) => {
+    cur.endLine = Math.max(cur.startLine, line - 1);
+    sections.push(cur);
+    while (stack.length > 0 && stack[stack.length - 1].depth >= depth) stack.pop();
+    stack.push({ depth, text });
+    cur = { path: stack.map((s) => s.text), anchor, startLine: line, endLine: lastLine, nodes: [] };
+  };
+
+  for (const node of tree.children) {
+    const line = node.position?.start.line ?? 1;
+    if (node.type === 'heading') {
+      const { text, anchor } = headingText(node);
+      if (!text) continue;
+      lastRealDepth = node.depth;
+      open(node.depth, text, anchor, line);
+      continue;
+    }
+    const signature = format === 'text' ? signatureOf(node) : null;
+    if (signature) {
+      open(Math.min(lastRealDepth + 1, MAX_HEADING_DEPTH + 1), signature, slugify(signature.replace(/\(.*$/, '')) || undefined, line);
+      continue;
+    }
+    cur.nodes.push(node);
+  }
+  cur.endLine = Math.max(cur.startLine, lastLine);
+  sections.push(cur);
+  // Trim trailing blank lines of each section is implicit: endLine is the line before the next heading.
+  return sections.filter((s) => s.nodes.length > 0 || s.path.length > 0);
+}
+
+/**
+ * In markdown-like text pages (such as Python's library reference), an API entry starts with a
+ * paragraph that is only an inline code signature: `awaitable asyncio.gather(*aws, ...)`.
+ */
+function signatureOf(node: RootContent): string | null {
+  if (node.type !== 'paragraph' || node.children.length !== 1) return null;
+  const only = node.children[0];
+  if (only.type !== 'inlineCode') return null;
+  const v = only.value.trim();
+  if (v.length < 3 || v.length > 300) return null;
+  if (!/[\w.]+\s*\(|^[\w]+(\.[\w]+)+$|^(class|exception|attribute|method|data)\s/.test(v)) return null;
+  return v;
+}
+
+function readFrontMatter(tree: Root): PageMeta {
+  const meta: PageMeta = { signatures: [] };
+  const first = tree.children[0];
+  if (!first || (first.type !== 'yaml' && (first.type as string) !== 'toml')) return meta;
+  if (first.type !== 'yaml') return meta;
+  let data: unknown;
+  try {
+    data = parseYaml(first.value);
+  } catch {
+    return meta;
+  }
+  if (!data || typeof data !== 'object') return meta;
+  const d = data as Record<string, unknown>;
+  if (typeof d.title === 'string' && d.title.trim()) meta.title = d.title.trim();
+  const desc = d.description ?? d.summary;
+  if (typeof desc === 'string' && desc.trim()) meta.description = desc.trim();
+  collectSignatures(d, meta.signatures, 0);
+  return meta;
+}
+
+function collectSignatures(v: unknown, out: string[], depth: number): void {
+  if (depth > 4 || !v || typeof v !== 'object') return;
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    if (k === 'signatures' && Array.isArray(val)) {
+      for (const s of val) if (typeof s === 'string' && s.length < 300) out.push(s);
+    } else collectSignatures(val, out, depth + 1);
+  }
+}
+
+function firstH1(tree: Root): string | undefined {
+  for (const n of tree.children) {
+    if (n.type === 'heading' && n.depth === 1) return headingText(n).text || undefined;
+  }
+  return undefined;
+}
+
+function titleFromPath(path: string): string {
+  const base = path.split('/').pop() ?? path;
+  const name = base.replace(/\.[^.]+$/, '');
+  if (name.toLowerCase() === 'index' || name.toLowerCase() === 'readme') {
+    const parts = path.split('/');
+    if (parts.length > 1) return parts[parts.length - 2];
+  }
+  return name;
+}
+
+function lastContentLine(text: string): number {
+  const lines = text.split('\n');
+  let n = lines.length;
+  while (n > 1 && lines[n - 1].trim() === '') n--;
+  return n;
+}

@@ -1,0 +1,31 @@
+import type { Context, Next } from 'koa';
+import { isRefdeskError } from '../core/errors.ts';
+import type { Logger } from '../core/contracts.ts';
+
+/** Every error leaves as JSON {error, message}; unexpected ones are logged and answered 500. */
+export function errorMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { error: 'not_found', message: `No route for ${ctx.method} ${ctx.path}.` };
+      }
+    } catch (e) {
+      if (isRefdeskError(e)) {
+        ctx.status = e.status;
+        ctx.body = { error: e.code, message: e.message };
+        return;
+      }
+      const status = (e as { status?: number; expose?: boolean }).status;
+      if (status && status >= 400 && status < 500) {
+        ctx.status = status;
+        ctx.body = { error: status === 413 ? 'too_large' : 'invalid_request', message: (e as Error).message };
+        return;
+      }
+      logger.error('request failed', { path: ctx.path, error: (e as Error).message, stack: (e as Error).stack });
+      ctx.status = 500;
+      ctx.body = { error: 'internal_error', message: 'Internal server error. The operator can find details in the server log.' };
+    }
+  };
+}
