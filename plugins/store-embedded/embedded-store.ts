@@ -1,0 +1,882 @@
+/**
+ * The default Store: SQLite (sql.js, WASM) held in memory and written atomically to
+ * `<dataDir>/<fileName>` after every durable change.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type {
+  BuildStats,
+  Clock,
+  IngestProgress,
+  JobLogLine,
+  JobRecord,
+  JobState,
+  LibraryInput,
+  LibraryRecord,
+  LibraryState,
+  Logger,
+  LogLevel,
+  RuntimeEnv,
+  SearchHit,
+  Snippet,
+  Store,
+  StoredSnippet,
+  VersionRecord,
+} from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { buildLexicalIndex } from '../../core/search/lexical-index.ts';
+import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
+import { BuildCache, type CachedBuild } from './build-cache.ts';
+import { acquireDataLock, type DataLock } from './data-lock.ts';
+import { ensureSchema } from './schema.ts';
+import { all, get, loadSqlJs, num, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
+import { sortVersionsNewestFirst } from './version-order.ts';
+
+export interface EmbeddedStoreOptions {
+  /** Name of the database file inside the data directory. */
+  fileName: string;
+  /** How often batched changes (snippets, job log lines) are written, in milliseconds. */
+  flushIntervalMs: number;
+  /** How many served builds keep their snippets and lexical index in memory. */
+  indexCacheSize: number;
+}
+
+export const EMBEDDED_STORE_DEFAULTS: EmbeddedStoreOptions = {
+  fileName: 'refdesk.sqlite',
+  flushIntervalMs: 2000,
+  indexCacheSize: 16,
+};
+
+export interface EmbeddedStoreDeps {
+  env: RuntimeEnv;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** Job log lines kept per job; older lines are dropped. */
+export const JOB_LOG_LIMIT = 2000;
+
+export const INTERRUPTED_ERROR = {
+  code: 'interrupted',
+  message: 'The process stopped before this job finished; the previously served version is unchanged.',
+} as const;
+
+const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
+const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'interrupted'];
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+const SNIPPET_COLUMNS =
+  'id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens';
+
+function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
+  if (state === 'queued' || state === 'running') return 'processing';
+  if (state === 'failed' || state === 'interrupted') return 'error';
+  return null;
+}
+
+function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== 'string') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+function invalid(message: string): RefdeskError {
+  return new RefdeskError('invalid_request', message);
+}
+
+function libraryNotFound(id: string): RefdeskError {
+  return new RefdeskError('library_not_found', `Library "${id}" not found. Check the library ID, or add the library first.`);
+}
+
+export class EmbeddedStore implements Store {
+  readonly options: EmbeddedStoreOptions;
+  /** Absolute path of the database file. */
+  readonly file: string;
+
+  private readonly env: RuntimeEnv;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly readOnly: boolean;
+  private readonly cache: BuildCache;
+
+  private db: Database | null = null;
+  private closed = false;
+  private lock: DataLock | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  /** Changes in memory that are not yet in the file. */
+  private dirty = false;
+  /** The last write started or queued; writes never overlap. */
+  private writeChain: Promise<void> = Promise.resolve();
+  /** A write queued behind the running one, not started yet: later changes join it. */
+  private queuedWrite: Promise<void> | null = null;
+
+  constructor(options: Partial<EmbeddedStoreOptions>, deps: EmbeddedStoreDeps) {
+    this.options = { ...EMBEDDED_STORE_DEFAULTS, ...options };
+    const { fileName } = this.options;
+    if (!fileName || /[\\/]/.test(fileName) || fileName === '.' || fileName === '..') {
+      throw new RefdeskError('config_error', `store "embedded": fileName must be a plain file name, without directories.`);
+    }
+    this.env = deps.env;
+    this.logger = deps.logger;
+    this.clock = deps.clock;
+    this.file = join(deps.env.dataDir, fileName);
+    this.readOnly = deps.env.mode === 'reader';
+    this.cache = new BuildCache(this.options.indexCacheSize);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lifecycle and persistence
+  // -------------------------------------------------------------------------------------------
+
+  async open(): Promise<void> {
+    if (this.db) return;
+    if (this.closed) throw new RefdeskError('internal_error', 'The store was closed; create a new one to open it again.');
+    const SQL = await loadSqlJs();
+
+    if (this.readOnly) {
+      const data = await this.readDbFile();
+      const db = new SQL.Database(data);
+      try {
+        ensureSchema(db, this.file); // in memory only when the file is missing
+      } catch (err) {
+        db.close();
+        throw this.unreadable(err);
+      }
+      this.db = db;
+      this.logger.debug('store: opened read-only', { file: this.file, exists: data !== null });
+      return;
+    }
+
+    await mkdir(this.env.dataDir, { recursive: true });
+    this.lock = await acquireDataLock(
+      this.env.dataDir,
+      {
+        pid: process.pid,
+        mode: this.env.mode,
+        ...(this.env.mode === 'server' && this.env.port !== undefined ? { port: this.env.port } : {}),
+        startedAt: this.now(),
+      },
+      (stale) =>
+        this.logger.warn('store: taking over a stale lock (its process has exited)', {
+          dataDir: this.env.dataDir,
+          ...(stale ? { pid: stale.pid, mode: stale.mode } : {}),
+        }),
+    );
+    let db: Database | null = null;
+    try {
+      const removed = await removeStaleTempFiles(this.file);
+      if (removed.length > 0) this.logger.warn('store: removed temporary files of an interrupted write', { files: removed });
+      const data = await this.readDbFile();
+      db = new SQL.Database(data);
+      try {
+        ensureSchema(db, this.file);
+      } catch (err) {
+        throw this.unreadable(err);
+      }
+      this.db = db;
+      this.recover();
+      await this.persist();
+    } catch (err) {
+      this.db = null;
+      db?.close();
+      await this.lock.release().catch(() => {});
+      this.lock = null;
+      throw err;
+    }
+    this.timer = setInterval(() => this.flushOnTimer(), this.options.flushIntervalMs);
+    this.timer.unref();
+    this.logger.info('store: opened', { file: this.file, mode: this.env.mode });
+  }
+
+  async close(): Promise<void> {
+    if (!this.db) {
+      this.closed = true;
+      return;
+    }
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    let failure: unknown = null;
+    try {
+      if (!this.readOnly && this.dirty) await this.persist();
+      else await this.writeChain.catch(() => {});
+    } catch (err) {
+      failure = err;
+    }
+    this.db.close();
+    this.db = null;
+    this.closed = true;
+    this.cache.clear();
+    if (this.lock) {
+      await this.lock.release().catch((err: unknown) => this.logger.warn('store: could not remove the lock file', { error: String(err) }));
+      this.lock = null;
+    }
+    if (failure) throw failure;
+  }
+
+  /** Writes batched changes (snippets, job log lines) now; resolves when they are durable. */
+  async flush(): Promise<void> {
+    this.requireDb();
+    if (this.readOnly) return;
+    if (this.dirty) await this.persist();
+    else await this.writeChain;
+  }
+
+  private flushOnTimer(): void {
+    if (!this.db || !this.dirty || this.queuedWrite) return;
+    this.persist().catch((err: unknown) => this.logger.error('store: writing the database failed; will retry', { file: this.file, error: String(err) }));
+  }
+
+  /**
+   * Makes everything changed so far durable. Writes are serialized; a call made while a write
+   * runs joins the next one, which exports the database when it starts.
+   */
+  private persist(): Promise<void> {
+    this.dirty = true;
+    if (this.queuedWrite) return this.queuedWrite;
+    const next = this.writeChain
+      .catch(() => {})
+      .then(() => {
+        this.queuedWrite = null;
+        return this.writeNow();
+      });
+    this.queuedWrite = next;
+    this.writeChain = next;
+    return next;
+  }
+
+  private async writeNow(): Promise<void> {
+    if (!this.dirty || !this.db) return;
+    this.dirty = false;
+    try {
+      const data = this.db.export();
+      await writeFileAtomic(this.file, data);
+    } catch (err) {
+      this.dirty = true;
+      throw err;
+    }
+  }
+
+  private async readDbFile(): Promise<Uint8Array | null> {
+    try {
+      return await readFile(this.file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  private unreadable(err: unknown): unknown {
+    if (err instanceof RefdeskError) return err;
+    return new RefdeskError('internal_error', `Cannot read the data file ${this.file}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+
+  /** Discards builds left unfinished by a crash and marks unfinished jobs interrupted. */
+  private recover(): void {
+    const db = this.requireDb();
+    const now = this.now();
+    const { builds, jobs } = transaction(db, () => {
+      const staged = all(db, "SELECT id FROM builds WHERE state = 'building'").map((r) => str(r.id));
+      for (const id of staged) run(db, 'DELETE FROM snippets WHERE build_id = ?', [id]);
+      run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE state = 'building'", [now]);
+      const jobsChanged = run(
+        db,
+        "UPDATE jobs SET state = 'interrupted', error = ?, finished_at = ? WHERE state IN ('queued', 'running')",
+        [JSON.stringify(INTERRUPTED_ERROR), now],
+      );
+      return { builds: staged.length, jobs: jobsChanged };
+    });
+    if (builds > 0 || jobs > 0) {
+      this.logger.warn('store: recovered from an interrupted run', { discardedBuilds: builds, interruptedJobs: jobs });
+    }
+  }
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  private requireDb(): Database {
+    if (!this.db) {
+      throw new RefdeskError('internal_error', this.closed ? 'The store is closed.' : 'The store is not open yet: call open() first.');
+    }
+    return this.db;
+  }
+
+  private requireWritable(): Database {
+    const db = this.requireDb();
+    if (this.readOnly) {
+      throw new RefdeskError(
+        'store_locked',
+        `The store is open read-only (reader mode) on ${this.env.dataDir}: this command cannot change it. ` +
+          `Make changes through the running server's HTTP API, or with a command that opens the data directory for writing.`,
+      );
+    }
+    return db;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Catalog
+  // -------------------------------------------------------------------------------------------
+
+  async upsertLibrary(input: LibraryInput): Promise<LibraryRecord> {
+    const db = this.requireWritable();
+    validateLibraryInput(input);
+    const existing = get(db, 'SELECT * FROM libraries WHERE id = ?', [input.id]);
+    const spec = JSON.stringify(input.source.spec ?? {});
+    if (existing) {
+      run(
+        db,
+        `UPDATE libraries SET title = ?, description = ?, branch = ?, source_kind = ?, source_spec = ?,
+           stars = ?, trust_score = ?, benchmark_score = ? WHERE id = ?`,
+        [
+          input.title,
+          input.description ?? str(existing.description),
+          input.branch ?? str(existing.branch),
+          input.source.kind,
+          spec,
+          input.stars ?? num(existing.stars),
+          input.trustScore ?? num(existing.trust_score),
+          input.benchmarkScore ?? num(existing.benchmark_score),
+          input.id,
+        ],
+      );
+    } else {
+      run(
+        db,
+        `INSERT INTO libraries (id, title, description, branch, source_kind, source_spec, stars, trust_score, benchmark_score, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          input.id,
+          input.title,
+          input.description ?? '',
+          input.branch ?? '',
+          input.source.kind,
+          spec,
+          input.stars ?? 0,
+          input.trustScore ?? 0,
+          input.benchmarkScore ?? 0,
+          this.now(),
+        ],
+      );
+    }
+    await this.persist();
+    return this.libraryRecords(input.id)[0];
+  }
+
+  async getLibrary(id: string): Promise<LibraryRecord | null> {
+    this.requireDb();
+    return this.libraryRecords(id)[0] ?? null;
+  }
+
+  async listLibraries(): Promise<LibraryRecord[]> {
+    this.requireDb();
+    return this.libraryRecords(null);
+  }
+
+  async deleteLibrary(id: string): Promise<boolean> {
+    const db = this.requireWritable();
+    if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [id])) return false;
+    const buildIds = all(db, 'SELECT id FROM builds WHERE library_id = ?', [id]).map((r) => str(r.id));
+    transaction(db, () => {
+      run(db, 'DELETE FROM snippets WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
+      run(db, 'DELETE FROM builds WHERE library_id = ?', [id]);
+      run(db, 'DELETE FROM versions WHERE library_id = ?', [id]);
+      run(db, 'DELETE FROM job_logs WHERE job_id IN (SELECT id FROM jobs WHERE library_id = ?)', [id]);
+      run(db, 'DELETE FROM jobs WHERE library_id = ?', [id]);
+      run(db, 'DELETE FROM libraries WHERE id = ?', [id]);
+    });
+    for (const b of buildIds) this.cache.delete(b);
+    await this.persist();
+    return true;
+  }
+
+  /** Library records, all of them (by id) or the one with this id. */
+  private libraryRecords(id: string | null): LibraryRecord[] {
+    const db = this.requireDb();
+    const where = id === null ? '' : ' WHERE id = ?';
+    const params = id === null ? [] : [id];
+    const libs = all(db, `SELECT * FROM libraries${where} ORDER BY id`, params);
+    if (libs.length === 0) return [];
+
+    const served = all(
+      db,
+      `SELECT library_id, version, last_update_date, total_tokens, total_snippets FROM versions
+       WHERE active_build_id IS NOT NULL${id === null ? '' : ' AND library_id = ?'}`,
+      params,
+    );
+    const versionsByLib = new Map<string, Row[]>();
+    for (const v of served) {
+      const k = str(v.library_id);
+      versionsByLib.set(k, [...(versionsByLib.get(k) ?? []), v]);
+    }
+    const newestJob = new Map<string, string>();
+    const jobRows =
+      id === null
+        ? all(
+            db,
+            `SELECT library_id, state FROM (
+               SELECT library_id, state, ROW_NUMBER() OVER (PARTITION BY library_id ORDER BY created_at DESC, rowid DESC) AS rn FROM jobs
+             ) WHERE rn = 1`,
+          )
+        : all(db, 'SELECT library_id, state FROM jobs WHERE library_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1', [id]);
+    for (const j of jobRows) newestJob.set(str(j.library_id), str(j.state));
+
+    return libs.map((lib) => {
+      const libId = str(lib.id);
+      const versions = versionsByLib.get(libId) ?? [];
+      const def = versions.find((v) => str(v.version) === '');
+      const pinned = sortVersionsNewestFirst(
+        versions
+          .filter((v) => str(v.version) !== '')
+          .map((v) => ({ row: v, version: str(v.version), lastUpdateDate: strOrNull(v.last_update_date) })),
+      );
+      let state: LibraryState;
+      let shown: Row | undefined;
+      if (def) {
+        state = 'finalized';
+        shown = def;
+      } else if (pinned.length > 0) {
+        state = 'finalized';
+        // The most recently updated pinned version.
+        shown = pinned.reduce((a, b) => ((b.lastUpdateDate ?? '') > (a.lastUpdateDate ?? '') ? b : a)).row;
+      } else {
+        state = jobStateToLibraryState(newestJob.get(libId)) ?? 'initial';
+      }
+      return {
+        id: libId,
+        title: str(lib.title),
+        description: str(lib.description),
+        branch: str(lib.branch),
+        lastUpdateDate: shown ? strOrNull(shown.last_update_date) : null,
+        state,
+        totalTokens: shown ? num(shown.total_tokens) : 0,
+        totalSnippets: shown ? num(shown.total_snippets) : 0,
+        stars: num(lib.stars),
+        trustScore: num(lib.trust_score),
+        benchmarkScore: num(lib.benchmark_score),
+        versions: pinned.map((p) => p.version),
+        source: { kind: str(lib.source_kind), spec: parseJson<Record<string, unknown>>(lib.source_spec, {}) },
+        createdAt: str(lib.created_at),
+      };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Versions
+  // -------------------------------------------------------------------------------------------
+
+  async getVersion(libraryId: string, version: string): Promise<VersionRecord | null> {
+    this.requireDb();
+    return this.versionRecord(libraryId, version);
+  }
+
+  async listVersions(libraryId: string): Promise<VersionRecord[]> {
+    const db = this.requireDb();
+    const names = all(
+      db,
+      `SELECT version FROM versions WHERE library_id = ?1
+       UNION SELECT version FROM builds WHERE library_id = ?1
+       UNION SELECT version FROM jobs WHERE library_id = ?1`,
+      [libraryId],
+    ).map((r) => str(r.version));
+    const records = names.map((v) => this.versionRecord(libraryId, v)).filter((r): r is VersionRecord => r !== null);
+    const def = records.filter((r) => r.version === '');
+    return [...def, ...sortVersionsNewestFirst(records.filter((r) => r.version !== ''))];
+  }
+
+  /**
+   * A version is known once it has been built, is being built, or has a job. Its state:
+   * finalized when it has a served build; otherwise from its newest job (or build).
+   */
+  private versionRecord(libraryId: string, version: string): VersionRecord | null {
+    const db = this.requireDb();
+    if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [libraryId])) return null;
+    const row = get(db, 'SELECT * FROM versions WHERE library_id = ? AND version = ?', [libraryId, version]);
+    const activeBuildId = row ? strOrNull(row.active_build_id) : null;
+    let state: LibraryState | null = activeBuildId ? 'finalized' : null;
+    const job = get(db, 'SELECT state FROM jobs WHERE library_id = ? AND version = ? ORDER BY created_at DESC, rowid DESC LIMIT 1', [
+      libraryId,
+      version,
+    ]);
+    const build = get(db, 'SELECT state FROM builds WHERE library_id = ? AND version = ? ORDER BY started_at DESC, rowid DESC LIMIT 1', [
+      libraryId,
+      version,
+    ]);
+    if (!row && !job && !build) return null;
+    state ??= jobStateToLibraryState(job ? str(job.state) : null);
+    if (!state && build) state = str(build.state) === 'building' ? 'processing' : str(build.state) === 'failed' ? 'error' : null;
+    return {
+      libraryId,
+      version,
+      state: state ?? 'initial',
+      activeBuildId,
+      lastUpdateDate: row ? strOrNull(row.last_update_date) : null,
+      totalTokens: row ? num(row.total_tokens) : 0,
+      totalSnippets: row ? num(row.total_snippets) : 0,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Builds
+  // -------------------------------------------------------------------------------------------
+
+  async beginBuild(libraryId: string, version: string, jobId: string | null): Promise<string> {
+    const db = this.requireWritable();
+    if (typeof version !== 'string') throw invalid('The version must be a string ("" for the default version).');
+    if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [libraryId])) throw libraryNotFound(libraryId);
+    const id = randomUUID();
+    run(db, "INSERT INTO builds (id, library_id, version, job_id, state, started_at) VALUES (?, ?, ?, ?, 'building', ?)", [
+      id,
+      libraryId,
+      version,
+      jobId,
+      this.now(),
+    ]);
+    await this.persist();
+    return id;
+  }
+
+  private stagedBuild(db: Database, buildId: string): Row {
+    const build = get(db, 'SELECT * FROM builds WHERE id = ?', [buildId]);
+    if (!build) throw invalid(`Build "${buildId}" not found (its library may have been deleted).`);
+    if (str(build.state) !== 'building') throw invalid(`Build "${buildId}" is ${str(build.state)}; it no longer accepts changes.`);
+    return build;
+  }
+
+  async addSnippets(buildId: string, snippets: Snippet[]): Promise<void> {
+    const db = this.requireWritable();
+    this.stagedBuild(db, buildId);
+    if (snippets.length === 0) return;
+    const last = get(db, 'SELECT MAX(seq) AS seq FROM snippets WHERE build_id = ?', [buildId]);
+    let seq = last?.seq == null ? 0 : num(last.seq) + 1;
+    transaction(db, () => {
+      const stmt = db.prepare(
+        `INSERT INTO snippets (build_id, seq, type, title, description, language, code, content, breadcrumb, page_title,
+           source_path, source_url, anchor, line_start, line_end, tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      try {
+        for (const s of snippets) {
+          stmt.run([
+            buildId,
+            seq++,
+            s.type,
+            s.title ?? '',
+            s.description ?? '',
+            s.language ?? '',
+            s.code ?? '',
+            s.content ?? '',
+            JSON.stringify(s.breadcrumb ?? []),
+            s.pageTitle ?? '',
+            s.sourcePath ?? '',
+            s.sourceUrl ?? null,
+            s.anchor ?? null,
+            s.lineStart ?? 0,
+            s.lineEnd ?? 0,
+            s.tokens ?? 0,
+          ]);
+        }
+      } finally {
+        stmt.free();
+      }
+    });
+    this.dirty = true; // batched: the timer, close() or the next durable call writes it
+  }
+
+  async finalizeBuild(buildId: string): Promise<VersionRecord> {
+    const db = this.requireWritable();
+    const build = this.stagedBuild(db, buildId);
+    const libraryId = str(build.library_id);
+    const version = str(build.version);
+    const now = this.now();
+    const previous = transaction(db, () => {
+      const stats = get(db, 'SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t FROM snippets WHERE build_id = ?', [buildId]);
+      const totals: BuildStats = { totalSnippets: num(stats?.n), totalTokens: num(stats?.t) };
+      const current = get(db, 'SELECT active_build_id FROM versions WHERE library_id = ? AND version = ?', [libraryId, version]);
+      const prev = current ? strOrNull(current.active_build_id) : null;
+      run(
+        db,
+        `INSERT INTO versions (library_id, version, active_build_id, last_update_date, total_tokens, total_snippets)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (library_id, version) DO UPDATE SET active_build_id = excluded.active_build_id,
+           last_update_date = excluded.last_update_date, total_tokens = excluded.total_tokens, total_snippets = excluded.total_snippets`,
+        [libraryId, version, buildId, now, totals.totalTokens, totals.totalSnippets],
+      );
+      run(db, "UPDATE builds SET state = 'finalized', finished_at = ? WHERE id = ?", [now, buildId]);
+      if (prev && prev !== buildId) {
+        run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
+        run(db, 'DELETE FROM builds WHERE id = ?', [prev]);
+      }
+      return prev;
+    });
+    if (previous) this.cache.delete(previous);
+    await this.persist();
+    return this.versionRecord(libraryId, version)!;
+  }
+
+  async failBuild(buildId: string): Promise<void> {
+    const db = this.requireWritable();
+    const build = get(db, 'SELECT state FROM builds WHERE id = ?', [buildId]);
+    if (!build) throw invalid(`Build "${buildId}" not found (its library may have been deleted).`);
+    const state = str(build.state);
+    if (state === 'failed') return;
+    if (state === 'finalized') throw invalid(`Build "${buildId}" is already finalized and served; it cannot be failed.`);
+    transaction(db, () => {
+      run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
+      run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE id = ?", [this.now(), buildId]);
+    });
+    await this.persist();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Snippets and search
+  // -------------------------------------------------------------------------------------------
+
+  async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
+    this.requireDb();
+    return [...this.servedBuild(libraryId, version).snippets];
+  }
+
+  async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {
+    this.requireDb();
+    const build = this.servedBuild(libraryId, version);
+    const n = Math.floor(limit);
+    if (!(n > 0) || typeof query !== 'string') return [];
+    build.index ??= buildLexicalIndex(build.snippets as StoredSnippet[]);
+    const hits: SearchHit[] = [];
+    for (const r of build.index.search(query, n)) {
+      const snippet = build.byId.get(r.id);
+      if (snippet) hits.push({ snippet, score: r.score });
+    }
+    return hits;
+  }
+
+  /** The served build of a version, from the cache or loaded into it. */
+  private servedBuild(libraryId: string, version: string): CachedBuild {
+    const buildId = this.servedBuildId(libraryId, version);
+    const cached = this.cache.get(buildId);
+    if (cached) return cached;
+    const entry = this.loadBuild(buildId);
+    this.cache.set(entry);
+    return entry;
+  }
+
+  private loadBuild(buildId: string): CachedBuild {
+    const db = this.requireDb();
+    const stmt = db.prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? ORDER BY seq`);
+    const snippets: StoredSnippet[] = [];
+    const byId = new Map<number, StoredSnippet>();
+    try {
+      stmt.bind([buildId]);
+      while (stmt.step()) {
+        const r = stmt.get();
+        const s: StoredSnippet = {
+          id: r[0] as number,
+          seq: r[1] as number,
+          type: r[2] as StoredSnippet['type'],
+          title: r[3] as string,
+          description: r[4] as string,
+          language: r[5] as string,
+          code: r[6] as string,
+          content: r[7] as string,
+          breadcrumb: Object.freeze(parseJson<string[]>(r[8], [])) as string[],
+          pageTitle: r[9] as string,
+          sourcePath: r[10] as string,
+          ...(r[11] != null ? { sourceUrl: r[11] as string } : {}),
+          ...(r[12] != null ? { anchor: r[12] as string } : {}),
+          lineStart: r[13] as number,
+          lineEnd: r[14] as number,
+          tokens: r[15] as number,
+        };
+        Object.freeze(s);
+        snippets.push(s);
+        byId.set(s.id, s);
+      }
+    } finally {
+      stmt.free();
+    }
+    return { buildId, snippets, byId, index: null };
+  }
+
+  /** The id of the build serving a version, or the not-found error that explains why none does. */
+  private servedBuildId(libraryId: string, version: string): string {
+    const db = this.requireDb();
+    const row = get(db, 'SELECT active_build_id FROM versions WHERE library_id = ? AND version = ?', [libraryId, version]);
+    if (row?.active_build_id != null) return str(row.active_build_id);
+    if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [libraryId])) throw libraryNotFound(libraryId);
+
+    const state = this.versionRecord(libraryId, version)?.state ?? 'initial';
+    const pinned = this.libraryRecords(libraryId)[0]?.versions ?? [];
+    const available = pinned.length > 0 ? `Available versions: ${pinned.join(', ')}.` : 'It has no pinned versions.';
+    if (version !== '') {
+      const why = state === 'processing' ? ' yet: it is still being processed' : state === 'error' ? ': its last build failed' : '';
+      throw new RefdeskError(
+        'version_not_found',
+        `Version "${version}" of library "${libraryId}" is not available${why}. ${available} Omit the version to use the default.`,
+      );
+    }
+    if (state === 'processing') {
+      throw new RefdeskError('library_not_finalized', `Library "${libraryId}" is still being processed; try again in a moment.`);
+    }
+    if (pinned.length > 0) {
+      throw new RefdeskError('version_not_found', `Library "${libraryId}" has no default version built. ${available}`);
+    }
+    if (state === 'error') {
+      throw new RefdeskError(
+        'library_not_finalized',
+        `Library "${libraryId}" has no documentation yet: its last build failed. See the job log, fix the source and refresh the library.`,
+      );
+    }
+    throw new RefdeskError('library_not_finalized', `Library "${libraryId}" has not been built yet; refresh it to build its documentation.`);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Jobs
+  // -------------------------------------------------------------------------------------------
+
+  async createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord> {
+    const db = this.requireWritable();
+    if (!input || typeof input.version !== 'string' || typeof input.kind !== 'string' || !input.kind) {
+      throw invalid('A job needs a libraryId, a version ("" for the default) and a kind.');
+    }
+    if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [input.libraryId])) throw libraryNotFound(input.libraryId);
+    const id = randomUUID();
+    run(db, "INSERT INTO jobs (id, library_id, version, kind, state, progress, error, created_at) VALUES (?, ?, ?, ?, 'queued', '{}', NULL, ?)", [
+      id,
+      input.libraryId,
+      input.version,
+      input.kind,
+      this.now(),
+    ]);
+    await this.persist();
+    return this.jobRecord(id)!;
+  }
+
+  async updateJob(
+    id: string,
+    patch: { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] },
+  ): Promise<JobRecord> {
+    const db = this.requireWritable();
+    const job = this.jobRecord(id);
+    if (!job) throw invalid(`Job "${id}" not found.`);
+    if (patch.state !== undefined && !JOB_STATES.includes(patch.state)) {
+      throw invalid(`Unknown job state "${String(patch.state)}"; expected one of ${JOB_STATES.join(', ')}.`);
+    }
+    const now = this.now();
+    const state = patch.state ?? job.state;
+    let { startedAt, finishedAt } = job;
+    if (patch.state !== undefined) {
+      if (state === 'running' && !startedAt) startedAt = now;
+      if (state === 'queued' || state === 'running') finishedAt = null;
+      else if (TERMINAL_JOB_STATES.includes(state) && (job.state !== state || !finishedAt)) finishedAt = now;
+    }
+    const progress = patch.progress ? { ...job.progress, ...patch.progress } : job.progress;
+    const error = patch.error !== undefined ? patch.error : job.error;
+    run(db, 'UPDATE jobs SET state = ?, progress = ?, error = ?, started_at = ?, finished_at = ? WHERE id = ?', [
+      state,
+      JSON.stringify(progress),
+      error ? JSON.stringify(error) : null,
+      startedAt,
+      finishedAt,
+      id,
+    ]);
+    await this.persist();
+    return this.jobRecord(id)!;
+  }
+
+  async appendJobLog(id: string, level: LogLevel, message: string): Promise<void> {
+    const db = this.requireWritable();
+    if (!get(db, 'SELECT 1 AS x FROM jobs WHERE id = ?', [id])) throw invalid(`Job "${id}" not found.`);
+    const last = get(db, 'SELECT MAX(seq) AS seq FROM job_logs WHERE job_id = ?', [id]);
+    const seq = last?.seq == null ? 1 : num(last.seq) + 1;
+    run(db, 'INSERT INTO job_logs (job_id, seq, at, level, message) VALUES (?, ?, ?, ?, ?)', [
+      id,
+      seq,
+      this.now(),
+      LOG_LEVELS.includes(level) ? level : 'info',
+      String(message),
+    ]);
+    if (seq > JOB_LOG_LIMIT) run(db, 'DELETE FROM job_logs WHERE job_id = ? AND seq <= ?', [id, seq - JOB_LOG_LIMIT]);
+    this.dirty = true; // batched
+  }
+
+  async getJob(id: string): Promise<JobRecord | null> {
+    this.requireDb();
+    return this.jobRecord(id);
+  }
+
+  async getJobLog(id: string): Promise<JobLogLine[]> {
+    const db = this.requireDb();
+    if (!get(db, 'SELECT 1 AS x FROM jobs WHERE id = ?', [id])) throw invalid(`Job "${id}" not found.`);
+    return all(db, 'SELECT seq, at, level, message FROM job_logs WHERE job_id = ? ORDER BY seq', [id]).map((r) => ({
+      seq: num(r.seq),
+      at: str(r.at),
+      level: str(r.level) as LogLevel,
+      message: str(r.message),
+    }));
+  }
+
+  async listJobs(filter: { libraryId?: string; state?: JobState; limit?: number } = {}): Promise<JobRecord[]> {
+    const db = this.requireDb();
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (filter.libraryId !== undefined) {
+      where.push('library_id = ?');
+      params.push(filter.libraryId);
+    }
+    if (filter.state !== undefined) {
+      where.push('state = ?');
+      params.push(filter.state);
+    }
+    let limit = -1;
+    if (filter.limit !== undefined) {
+      if (!Number.isInteger(filter.limit) || filter.limit < 0) throw invalid('limit must be a non-negative integer.');
+      limit = filter.limit;
+    }
+    params.push(limit);
+    const sql = `SELECT * FROM jobs${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, rowid DESC LIMIT ?`;
+    return all(db, sql, params).map(toJobRecord);
+  }
+
+  private jobRecord(id: string): JobRecord | null {
+    const row = get(this.requireDb(), 'SELECT * FROM jobs WHERE id = ?', [id]);
+    return row ? toJobRecord(row) : null;
+  }
+}
+
+function toJobRecord(r: Row): JobRecord {
+  return {
+    id: str(r.id),
+    libraryId: str(r.library_id),
+    version: str(r.version),
+    kind: str(r.kind),
+    state: str(r.state) as JobState,
+    progress: parseJson<IngestProgress>(r.progress, {}),
+    error: parseJson<JobRecord['error']>(r.error, null),
+    createdAt: str(r.created_at),
+    startedAt: strOrNull(r.started_at),
+    finishedAt: strOrNull(r.finished_at),
+  };
+}
+
+function validateLibraryInput(input: LibraryInput): void {
+  if (!input || typeof input !== 'object') throw invalid('A library needs an id, a title and a source.');
+  if (typeof input.id !== 'string' || input.id === '') throw invalid('A library needs a non-empty id.');
+  if (typeof input.title !== 'string') throw invalid(`Library "${input.id}": title must be a string.`);
+  if (!input.source || typeof input.source.kind !== 'string' || input.source.kind === '') {
+    throw invalid(`Library "${input.id}": source.kind must be a non-empty string.`);
+  }
+  if (input.source.spec !== undefined && (typeof input.source.spec !== 'object' || input.source.spec === null)) {
+    throw invalid(`Library "${input.id}": source.spec must be an object.`);
+  }
+  for (const k of ['description', 'branch'] as const) {
+    if (input[k] !== undefined && typeof input[k] !== 'string') throw invalid(`Library "${input.id}": ${k} must be a string.`);
+  }
+  for (const k of ['stars', 'trustScore', 'benchmarkScore'] as const) {
+    if (input[k] !== undefined && !Number.isFinite(input[k])) throw invalid(`Library "${input.id}": ${k} must be a number.`);
+  }
+}

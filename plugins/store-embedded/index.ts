@@ -1,0 +1,48 @@
+import { definePlugin, defineStore } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import { EMBEDDED_STORE_DEFAULTS, EmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.ts';
+
+export default definePlugin({
+  name: '@refdesk/store-embedded',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineStore({
+      kind: 'embedded',
+      description:
+        'The default store: an SQLite database (sql.js, in memory) written atomically to <dataDir>/<fileName>. One writer per data directory.',
+      options: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          fileName: {
+            type: 'string',
+            minLength: 1,
+            pattern: '^[^/\\\\]+$',
+            default: EMBEDDED_STORE_DEFAULTS.fileName,
+            description: 'Database file name inside the data directory.',
+          },
+          flushIntervalMs: {
+            type: 'integer',
+            minimum: 10,
+            default: EMBEDDED_STORE_DEFAULTS.flushIntervalMs,
+            description: 'How often batched changes (snippets, job logs) are written to disk.',
+          },
+          indexCacheSize: {
+            type: 'integer',
+            minimum: 0,
+            default: EMBEDDED_STORE_DEFAULTS.indexCacheSize,
+            description: 'How many served builds keep their snippets and search index in memory.',
+          },
+        },
+      },
+      deps: { env: Tokens.Env, logger: Tokens.Logger, clock: Tokens.Clock },
+      create(options: EmbeddedStoreOptions, deps) {
+        return new EmbeddedStore(options, deps);
+      },
+    }),
+  ],
+});
+
+export { EmbeddedStore, EMBEDDED_STORE_DEFAULTS, type EmbeddedStoreOptions, type EmbeddedStoreDeps } from './embedded-store.ts';
+export { readDataLock, type DataLockInfo } from './data-lock.ts';

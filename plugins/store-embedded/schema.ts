@@ -1,0 +1,120 @@
+/** The embedded store's SQLite schema and its version check. */
+import { RefdeskError } from '../../core/errors.ts';
+import { get, type Database } from './sqlite.ts';
+
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA_V1 = `
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS libraries (
+  id              TEXT PRIMARY KEY,
+  title           TEXT NOT NULL,
+  description     TEXT NOT NULL DEFAULT '',
+  branch          TEXT NOT NULL DEFAULT '',
+  source_kind     TEXT NOT NULL,
+  source_spec     TEXT NOT NULL,
+  stars           REAL NOT NULL DEFAULT 0,
+  trust_score     REAL NOT NULL DEFAULT 0,
+  benchmark_score REAL NOT NULL DEFAULT 0,
+  created_at      TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+  library_id       TEXT NOT NULL,
+  version          TEXT NOT NULL,
+  active_build_id  TEXT,
+  last_update_date TEXT,
+  total_tokens     INTEGER NOT NULL DEFAULT 0,
+  total_snippets   INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (library_id, version)
+);
+CREATE TABLE IF NOT EXISTS builds (
+  id          TEXT PRIMARY KEY,
+  library_id  TEXT NOT NULL,
+  version     TEXT NOT NULL,
+  job_id      TEXT,
+  state       TEXT NOT NULL CHECK (state IN ('building', 'finalized', 'failed')),
+  started_at  TEXT NOT NULL,
+  finished_at TEXT
+);
+CREATE INDEX IF NOT EXISTS builds_by_library ON builds (library_id, version);
+CREATE INDEX IF NOT EXISTS builds_by_state ON builds (state);
+CREATE TABLE IF NOT EXISTS snippets (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  build_id    TEXT NOT NULL,
+  seq         INTEGER NOT NULL,
+  type        TEXT NOT NULL,
+  title       TEXT NOT NULL,
+  description TEXT NOT NULL,
+  language    TEXT NOT NULL,
+  code        TEXT NOT NULL,
+  content     TEXT NOT NULL,
+  breadcrumb  TEXT NOT NULL,
+  page_title  TEXT NOT NULL,
+  source_path TEXT NOT NULL,
+  source_url  TEXT,
+  anchor      TEXT,
+  line_start  INTEGER NOT NULL,
+  line_end    INTEGER NOT NULL,
+  tokens      INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS snippets_by_build ON snippets (build_id, seq);
+CREATE TABLE IF NOT EXISTS jobs (
+  id          TEXT PRIMARY KEY,
+  library_id  TEXT NOT NULL,
+  version     TEXT NOT NULL,
+  kind        TEXT NOT NULL,
+  state       TEXT NOT NULL,
+  progress    TEXT NOT NULL,
+  error       TEXT,
+  created_at  TEXT NOT NULL,
+  started_at  TEXT,
+  finished_at TEXT
+);
+CREATE INDEX IF NOT EXISTS jobs_by_library ON jobs (library_id, created_at);
+CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (state);
+CREATE TABLE IF NOT EXISTS job_logs (
+  job_id  TEXT NOT NULL,
+  seq     INTEGER NOT NULL,
+  at      TEXT NOT NULL,
+  level   TEXT NOT NULL,
+  message TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS settings (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+`;
+
+/** The schema version recorded in the file, or null for an empty database. */
+export function readSchemaVersion(db: Database): number | null {
+  const hasMeta = get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  if (!hasMeta) return null;
+  const row = get(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  return row ? Number(row.value) : null;
+}
+
+/**
+ * Creates the schema when absent and checks the file is one this code understands.
+ * Returns true when it changed the database.
+ */
+export function ensureSchema(db: Database, fileForMessages: string): boolean {
+  const found = readSchemaVersion(db);
+  if (found !== null && !(found >= 1)) {
+    throw new RefdeskError('config_error', `The data file ${fileForMessages} has an unreadable schema version; it was not written by refdesk.`);
+  }
+  if (found !== null && found > SCHEMA_VERSION) {
+    throw new RefdeskError(
+      'config_error',
+      `The data file ${fileForMessages} was written by a newer refdesk (schema ${found}; this one understands up to ${SCHEMA_VERSION}). Upgrade refdesk or use another data directory.`,
+    );
+  }
+  if (found === SCHEMA_VERSION) return false;
+  // Future migrations go here (found < SCHEMA_VERSION).
+  db.exec(SCHEMA_V1);
+  db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
+  return true;
+}

@@ -1,0 +1,43 @@
+/** Shared fixtures for the embedded store tests. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger, RuntimeEnv } from '../../../core/contracts.ts';
+import { EmbeddedStore, type EmbeddedStoreOptions } from '../../../plugins/store-embedded/embedded-store.ts';
+
+export interface LogEntry {
+  level: string;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/** A logger that records what it is told. */
+export function memoryLogger(entries: LogEntry[] = []): Logger & { entries: LogEntry[] } {
+  const log = (level: string, message: string, fields?: Record<string, unknown>) => void entries.push({ level, message, fields });
+  return {
+    entries,
+    log: (level, message, fields) => log(level, message, fields),
+    debug: (m, f) => log('debug', m, f),
+    info: (m, f) => log('info', m, f),
+    warn: (m, f) => log('warn', m, f),
+    error: (m, f) => log('error', m, f),
+  };
+}
+
+export const realClock = { now: () => new Date() };
+
+export function makeStore(
+  dataDir: string,
+  mode: RuntimeEnv['mode'] = 'writer',
+  options: Partial<EmbeddedStoreOptions> = {},
+  extra: { port?: number; logger?: Logger } = {},
+): EmbeddedStore {
+  const env: RuntimeEnv = { dataDir, mode, ...(extra.port !== undefined ? { port: extra.port } : {}) };
+  return new EmbeddedStore(options, { env, logger: extra.logger ?? memoryLogger(), clock: realClock });
+}
+
+export async function tempDataDir(): Promise<{ dir: string; remove(): Promise<void> }> {
+  const root = await mkdtemp(join(tmpdir(), 'refdesk-store-'));
+  // A data dir that does not exist yet: the store creates it.
+  return { dir: join(root, 'data'), remove: () => rm(root, { recursive: true, force: true }) };
+}
