@@ -21,7 +21,10 @@ export function compile(schema: JsonSchema): ValidateFunction {
 export function validate(schema: JsonSchema, data: unknown, path: string): string[] {
   const v = compile(schema);
   if (v(data)) return [];
-  return (v.errors ?? []).map((e) => `${path}${jsonPointerToPath(e.instancePath)}: ${describe(e)}`);
+  return (v.errors ?? []).map((e) => {
+    const where = `${path}${jsonPointerToPath(e.instancePath)}`;
+    return where ? `${where}: ${describe(e)}` : describe(e);
+  });
 }
 
 function jsonPointerToPath(p: string): string {

@@ -147,7 +147,8 @@ export class MarkdownChunker implements Chunker {
     let cur: { blocks: typeof prose; tokens: number } = { blocks: [], tokens: 0 };
     for (const block of prose) {
       const t = estimateTokens(block.md);
-      if (cur.blocks.length > 0 && cur.tokens + t > this.options.maxInfoTokens) {
+      // Split before a block that would overflow, unless what we hold is too small to stand alone.
+      if (cur.blocks.length > 0 && cur.tokens + t > this.options.maxInfoTokens && cur.tokens >= this.options.maxInfoTokens / 4) {
         parts.push(cur);
         cur = { blocks: [], tokens: 0 };
       }
@@ -203,9 +204,9 @@ function fenceFileName(meta: string, lang: string): string {
 }
 
 function headingText(h: Heading): { text: string; anchor?: string } {
-  const raw = stripInlineMarkup(toString(h, { includeHtml: false })).replace(/\s+/g, ' ');
-  const { text, anchor } = splitHeadingId(raw);
-  return { text, anchor: anchor ?? (slugify(text) || undefined) };
+  const split = splitHeadingId(toString(h, { includeHtml: false }).replace(/\s+/g, ' '));
+  const text = stripInlineMarkup(split.text).trim();
+  return { text, anchor: split.anchor ?? (slugify(text) || undefined) };
 }
 
 function splitSections(tree: Root, format: DocumentFormat, lastLine: number): Section[] {

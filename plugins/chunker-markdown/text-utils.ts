@@ -32,6 +32,7 @@ export function markdownToPlain(md: string): string {
     .replace(/(^|\W)[*_]([^*_\n]+)[*_](?=\W|$)/g, '$1$2')
     .replace(/^\s{0,3}>\s?/gm, '')
     .replace(/^\s*[-*+]\s+/gm, '- ')
+    .replace(/([^\n])\n(?![ \t]*([-*+]|\d+[.)]|\n))/g, '$1 ')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n{3,}/g, '\n\n')
     .trim();

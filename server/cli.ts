@@ -1,0 +1,260 @@
+/**
+ * The `refdesk` command. Every command reads PORT, DATA_DIR and REFDESK_CONFIG as the server does.
+ *
+ * Writers and the data directory: sql.js keeps the database in memory, so two processes writing
+ * the same DATA_DIR would lose data. The store takes a lock file (DATA_DIR/refdesk.lock). `add`
+ * takes it when no server runs; when a server holds it, `add` sends the documents to that
+ * server's admin API instead. Read commands (libraries, search, context) open the database
+ * read-only and never take the lock.
+ */
+import { parseArgs } from 'node:util';
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { createKernel, type Kernel } from '../core/kernel.ts';
+import { createConsoleLogger } from '../core/services.ts';
+import { isRefdeskError, RefdeskError } from '../core/errors.ts';
+import { addLibrary, runIngestJob } from '../core/ingest.ts';
+import { getContext, searchLibraries, toContextJson, toContextText } from '../core/query.ts';
+import { slugifyLibraryName } from '../core/library-id.ts';
+import type { RuntimeEnv } from '../core/contracts.ts';
+import { readSettings, type ProcessSettings } from './env.ts';
+import { packForUpload } from './pack.ts';
+
+const USAGE = `Usage: refdesk <command> [options]
+
+Commands:
+  serve                                  start the HTTP server (PORT, DATA_DIR)
+  add <path|archive> --name <name>       index a folder, a file, or a .zip/.tar.gz as /docs/<name>
+      [--title <title>] [--description <text>]
+  libraries                              list the libraries in DATA_DIR
+  search <name> <query>                  find libraries by name (and question)
+  context <libraryId> <query> [--json] [--tokens N]
+                                         the documentation snippets that answer a question
+  demo                                   index Refdesk's own docs as /docs/refdesk, then serve
+
+Environment: PORT (3000), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml), LOG_LEVEL (warn for the CLI).
+`;
+
+async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode']): Promise<Kernel> {
+  const logger = createConsoleLogger(process.env.LOG_LEVEL ? settings.logLevel : 'warn');
+  const kernel = await createKernel(settings.configFile, { env: { dataDir: settings.dataDir, mode }, logger });
+  await kernel.open();
+  return kernel;
+}
+
+interface LockInfo {
+  pid: number;
+  mode: string;
+  port?: number;
+}
+
+async function readLock(dataDir: string): Promise<LockInfo | null> {
+  try {
+    const info = JSON.parse(await readFile(join(dataDir, 'refdesk.lock'), 'utf8')) as LockInfo;
+    process.kill(info.pid, 0);
+    return info;
+  } catch {
+    return null;
+  }
+}
+
+function progressPrinter() {
+  const tty = process.stderr.isTTY;
+  let last = 0;
+  return {
+    update(p: { files: number; snippets: number; elapsedMs: number }) {
+      const now = Date.now();
+      if (!tty && now - last < 2000) return;
+      last = now;
+      const line = `  ${p.files} files, ${p.snippets} snippets, ${(p.elapsedMs / 1000).toFixed(1)} s`;
+      process.stderr.write(tty ? `\r${line}\x1b[K` : line + '\n');
+    },
+    done() {
+      if (tty) process.stderr.write('\n');
+    },
+  };
+}
+
+async function cmdAdd(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
+  const target = positionals[0];
+  if (!target) throw new RefdeskError('invalid_request', 'add: give a folder, a file or an archive to index.');
+  const path = resolve(target);
+  await stat(path).catch(() => {
+    throw new RefdeskError('invalid_source', `add: ${target} does not exist.`);
+  });
+  const name = typeof values.name === 'string' ? values.name : slugifyLibraryName(basename(path).replace(/\.(zip|tar\.gz|tgz|md|mdx|txt)$/i, ''));
+  const title = typeof values.title === 'string' ? values.title : undefined;
+  const description = typeof values.description === 'string' ? values.description : undefined;
+
+  const lock = await readLock(settings.dataDir);
+  if (lock && lock.mode === 'server' && lock.port) {
+    process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending the documents to it on port ${lock.port}.\n`);
+    return addThroughServer(lock.port, path, name, title);
+  }
+
+  const kernel = await openKernel(settings, 'writer');
+  try {
+    const { library, job } = await addLibrary(kernel, { source: 'upload', name, title, description, spec: { path } });
+    process.stderr.write(`Indexing ${path} as ${library.id}\n`);
+    const printer = progressPrinter();
+    const done = await runIngestJob(kernel, job.id, { onProgress: (p) => printer.update(p) });
+    printer.done();
+    if (done.state !== 'succeeded') {
+      process.stderr.write(`refdesk: ${done.error?.message ?? 'ingest failed'}\n`);
+      return 1;
+    }
+    const lib = await kernel.store.getLibrary(library.id);
+    process.stdout.write(
+      `${library.id}: ${done.progress.files} files, ${lib?.totalSnippets} snippets, ${lib?.totalTokens} tokens (${lib?.state})\n`,
+    );
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
+async function addThroughServer(port: number, path: string, name: string, title?: string): Promise<number> {
+  const body = await packForUpload(path);
+  const qs = new URLSearchParams({ name, ...(title ? { title } : {}) });
+  const base = `http://127.0.0.1:${port}`;
+  const res = await fetch(`${base}/api/admin/upload?${qs}`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream' } });
+  const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
+  if (!res.ok) {
+    process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
+    return 1;
+  }
+  process.stderr.write(`${json.message}\n`);
+  const printer = progressPrinter();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 300));
+    const jr = await fetch(`${base}/api/admin/jobs/${json.jobId}`);
+    const { job } = (await jr.json()) as { job: { state: string; progress: { files?: number; snippets?: number }; error: { message: string } | null; startedAt: string | null } };
+    printer.update({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
+    if (job.state === 'succeeded') {
+      printer.done();
+      process.stdout.write(`${json.libraryName}: ${job.progress.files} files, ${job.progress.snippets} snippets (finalized)\n`);
+      return 0;
+    }
+    if (job.state === 'failed' || job.state === 'interrupted') {
+      printer.done();
+      process.stderr.write(`refdesk: ${job.error?.message ?? 'ingest failed'}\n`);
+      return 1;
+    }
+  }
+}
+
+async function cmdLibraries(settings: ProcessSettings): Promise<number> {
+  const kernel = await openKernel(settings, 'reader');
+  try {
+    const libs = await kernel.store.listLibraries();
+    if (libs.length === 0) {
+      process.stdout.write(`No libraries in ${settings.dataDir}. Add one: refdesk add ./docs --name mydocs\n`);
+      return 0;
+    }
+    for (const l of libs) {
+      process.stdout.write(`${l.id}\t${l.state}\t${l.totalSnippets} snippets\t${l.totalTokens} tokens\t${l.lastUpdateDate ?? '-'}${l.versions.length ? `\tversions: ${l.versions.join(', ')}` : ''}\n`);
+    }
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
+async function cmdSearch(settings: ProcessSettings, positionals: string[]): Promise<number> {
+  const [name, ...rest] = positionals;
+  if (!name) throw new RefdeskError('invalid_request', 'search: give a library name.');
+  const kernel = await openKernel(settings, 'reader');
+  try {
+    const libs = await searchLibraries(kernel, name, rest.join(' ') || name);
+    if (libs.length === 0) process.stdout.write(`No library matches "${name}".\n`);
+    for (const l of libs) process.stdout.write(`${l.id}\t${l.title}\t${l.totalSnippets} snippets\t${l.description}\n`);
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
+async function cmdContext(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
+  const [libraryId, ...rest] = positionals;
+  const query = rest.join(' ');
+  if (!libraryId || !query) throw new RefdeskError('invalid_request', 'context: give a library ID and a question, e.g. refdesk context /docs/koa "how do I set a cookie"');
+  let tokens: number | undefined;
+  if (values.tokens !== undefined) {
+    if (!/^\d+$/.test(String(values.tokens))) throw new RefdeskError('invalid_request', '--tokens must be a positive integer.');
+    tokens = Number(values.tokens);
+  }
+  const kernel = await openKernel(settings, 'reader');
+  try {
+    const result = await getContext(kernel, { libraryId, query, tokens });
+    process.stdout.write(values.json ? JSON.stringify(toContextJson(result), null, 2) + '\n' : toContextText(result) + '\n');
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
+async function cmdDemo(settings: ProcessSettings): Promise<number> {
+  const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
+  const lock = await readLock(settings.dataDir);
+  if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}.`);
+  const code = await cmdAdd(settings, [docs], { name: 'refdesk', title: 'Refdesk', description: "Refdesk's own documentation" });
+  if (code !== 0) return code;
+  process.stdout.write(
+    `\nTry it:\n  curl 'http://127.0.0.1:${settings.port}/api/v2/context?libraryId=/docs/refdesk&query=how+do+I+add+a+library'\n\n`,
+  );
+  await import('./main.ts');
+  return -1; // keep running
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      title: { type: 'string' },
+      description: { type: 'string' },
+      json: { type: 'boolean' },
+      tokens: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(USAGE);
+    return command || values.help ? 0 : 1;
+  }
+  const settings = readSettings();
+  switch (command) {
+    case 'serve':
+      await import('./main.ts');
+      return -1;
+    case 'add':
+      return cmdAdd(settings, rest, values);
+    case 'libraries':
+      return cmdLibraries(settings);
+    case 'search':
+      return cmdSearch(settings, rest);
+    case 'context':
+      return cmdContext(settings, rest, values);
+    case 'demo':
+      return cmdDemo(settings);
+    default:
+      process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
+      return 1;
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (e) => {
+      const msg = isRefdeskError(e) ? e.message : (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (e as Error).message : (e as Error).stack;
+      process.stderr.write(`refdesk: ${msg}\n`);
+      process.exit(1);
+    },
+  );
+}

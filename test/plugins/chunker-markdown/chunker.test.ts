@@ -1,0 +1,183 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
+import type { DocumentFormat, Snippet } from '../../../core/contracts.ts';
+import { CORPORA_DIR, corpora, corpusFile, hasCorpora } from '../../helpers/corpora.ts';
+
+const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 600 });
+const formatOf = (p: string): DocumentFormat => (p.endsWith('.mdx') ? 'mdx' : p.endsWith('.txt') ? 'text' : 'markdown');
+const chunkCorpus = (corpus: string, path: string) => chunker.chunk({ path, format: formatOf(path), content: corpusFile(corpus, path) });
+const skip = hasCorpora ? false : 'shared corpora not present';
+
+function linesOf(text: string, from: number, to: number): string {
+  return text.replace(/\r\n?/g, '\n').split('\n').slice(from - 1, to).join('\n');
+}
+
+describe('chunker-markdown on plain markdown', () => {
+  test('splits by heading hierarchy with breadcrumbs, line ranges and anchors', () => {
+    const md = ['# Guide', '', 'Intro text.', '', '## Install { #setup }', '', 'Run this:', '', '```sh', 'npm i x', '```', '', '### Deep', '', 'More.', ''].join('\n');
+    const sn = chunker.chunk({ path: 'docs/guide.md', format: 'markdown', content: md, url: 'https://x.dev/guide' });
+    const code = sn.filter((s) => s.type === 'code');
+    assert.equal(code.length, 1);
+    assert.deepEqual(code[0].breadcrumb, ['Guide', 'Install']);
+    assert.equal(code[0].language, 'bash');
+    assert.equal(code[0].code, 'npm i x');
+    assert.equal(code[0].description, 'Run this:');
+    assert.deepEqual([code[0].lineStart, code[0].lineEnd], [9, 11]);
+    assert.equal(code[0].anchor, 'setup');
+    assert.equal(code[0].sourceUrl, 'https://x.dev/guide#setup');
+    const deep = sn.find((s) => s.type === 'info' && s.title === 'Deep')!;
+    assert.deepEqual(deep.breadcrumb, ['Guide', 'Install', 'Deep']);
+    assert.deepEqual([deep.lineStart, deep.lineEnd], [13, 15]);
+    const install = sn.find((s) => s.type === 'info' && s.title === 'Install')!;
+    assert.equal(install.lineStart, 5);
+    assert.ok(!install.content.includes('{ #setup }'));
+  });
+
+  test('a fence is never split, even when it holds headings and blank lines', () => {
+    const body = Array.from({ length: 300 }, (_, i) => (i % 50 === 0 ? '# not a heading' : `line ${i}`)).join('\n');
+    const md = `# T\n\nText.\n\n\`\`\`python\n${body}\n\`\`\`\n`;
+    const sn = chunker.chunk({ path: 'a.md', format: 'markdown', content: md });
+    const code = sn.filter((s) => s.type === 'code');
+    assert.equal(code.length, 1);
+    assert.equal(code[0].code, body);
+    assert.equal(sn.filter((s) => s.title === 'not a heading').length, 0);
+  });
+
+  test('long prose is split between blocks into several info snippets with their own ranges', () => {
+    const paras = Array.from({ length: 12 }, (_, i) => `Paragraph ${i} ` + 'word '.repeat(120)).join('\n\n');
+    const sn = chunker.chunk({ path: 'a.md', format: 'markdown', content: `# Big\n\n${paras}\n` });
+    const info = sn.filter((s) => s.type === 'info');
+    assert.ok(info.length >= 3, `expected a split, got ${info.length}`);
+    for (let i = 1; i < info.length; i++) assert.ok(info[i].lineStart > info[i - 1].lineStart);
+    const all = info.map((s) => s.content).join('\n\n');
+    for (let i = 0; i < 12; i++) assert.ok(all.includes(`Paragraph ${i} `));
+  });
+
+  test('empty and heading-less documents do not throw', () => {
+    assert.deepEqual(chunker.chunk({ path: 'e.md', format: 'markdown', content: '' }), []);
+    const sn = chunker.chunk({ path: 'notes.txt', format: 'text', content: 'just some words\n' });
+    assert.equal(sn.length, 1);
+    assert.equal(sn[0].pageTitle, 'notes');
+  });
+});
+
+describe('chunker-markdown on the shared corpora', { skip }, () => {
+  test('MDX: imports and JSX components are dropped, fences inside <Tabs> become code snippets', () => {
+    const path = 'packages/docs/content/basics.mdx';
+    const text = corpusFile('zod', path);
+    const sn = chunkCorpus('zod', path);
+    assert.equal(sn[0].pageTitle, 'Basic usage'); // from front matter
+    for (const s of sn) {
+      assert.ok(!/^import .* from /m.test(s.content), 'no ESM import in prose');
+      assert.ok(!/<\/?Tabs?\b/.test(s.content + s.code), 'no JSX tags');
+    }
+    const code = sn.filter((s) => s.type === 'code');
+    const player = code.find((s) => s.code.includes('const Player = z.object'));
+    assert.ok(player);
+    assert.equal(player.language, 'typescript');
+    assert.deepEqual(player.breadcrumb, ['Basic usage', 'Defining a schema']);
+    // Its line range is exactly the fence in the original file.
+    assert.match(linesOf(text, player.lineStart, player.lineStart), /^```ts/);
+    assert.match(linesOf(text, player.lineEnd, player.lineEnd), /^```\s*$/);
+  });
+
+  test('FastAPI: heading ids become anchors, unresolvable {* include *} lines are dropped', () => {
+    const sn = chunkCorpus('fastapi', 'docs/en/docs/tutorial/query-params.md');
+    assert.equal(sn[0].pageTitle, 'Query Parameters');
+    const defaults = sn.find((s) => s.title === 'Defaults');
+    assert.ok(defaults);
+    assert.equal(defaults.anchor, 'defaults');
+    for (const s of sn) {
+      assert.ok(!s.content.includes('{*') && !s.content.includes('docs_src'), 'include directive leaked');
+      assert.ok(!s.breadcrumb.join(' ').includes('{ #'), 'heading id leaked into breadcrumb');
+      assert.ok(!/^\/\/\/\s*(tip|note|info)/m.test(s.content), 'pymdown block marker leaked');
+    }
+  });
+
+  test('Hugo: front matter title and description, highlight shortcodes become code, others vanish', () => {
+    const sn = chunkCorpus('hugo', 'content/en/functions/strings/Replace.md');
+    assert.equal(sn[0].pageTitle, 'strings.Replace');
+    const info = sn.find((s) => s.type === 'info')!;
+    assert.match(info.content, /Returns a copy of INPUT/);
+    assert.match(info.content, /strings\.Replace INPUT OLD NEW/);
+    const code = sn.filter((s) => s.type === 'code');
+    assert.equal(code.length, 2);
+    assert.equal(code[0].language, 'go-html-template');
+
+    // A page using {{< highlight >}} and {{% include %}} shortcodes.
+    const hl = chunkCorpus('hugo', 'content/en/functions/transform/Highlight.md');
+    for (const s of hl) assert.ok(!/^\s*\{\{[<%]\s*(include|\/?highlight)\b/m.test(s.content), 'shortcode leaked into prose');
+  });
+
+  test('Python reference text: signatures become sections of their own', () => {
+    const path = 'preprocessor/devdocs/plain/python~3.9/library/asyncio-task.txt';
+    const sn = chunkCorpus('python', path);
+    const gather = sn.find((s) => s.type === 'info' && s.title.startsWith('awaitable asyncio.gather('));
+    assert.ok(gather, 'gather signature section');
+    assert.deepEqual(gather.breadcrumb.slice(0, 2), ['Coroutines and Tasks', 'Running Tasks Concurrently']);
+    assert.match(gather.content, /Run awaitable objects in the aws sequence concurrently/);
+    assert.ok(sn.some((s) => s.type === 'code' && s.language === 'python' && s.code.includes('asyncio.run(main())')));
+  });
+
+  test('React: {/*id*/} heading ids and JSX components', () => {
+    const sn = chunkCorpus('react', 'src/content/reference/react/useState.md');
+    assert.ok(sn.some((s) => s.anchor === 'usestate' && s.title === 'useState(initialState)'));
+    for (const s of sn) assert.ok(!s.title.includes('{/'), `heading id leaked: ${s.title}`);
+  });
+
+  test('VitePress: ::: containers leave their content and drop their markers', () => {
+    const all = corpora().find((c) => c.name === 'vitest')!;
+    const dir = join(CORPORA_DIR, all.name);
+    const files = walk(dir).filter((f) => f.endsWith('.md'));
+    let checked = 0;
+    for (const f of files) {
+      const text = readFileSync(f, 'utf8');
+      if (!/^::: (tip|warning)/m.test(text)) continue;
+      for (const s of chunker.chunk({ path: relative(dir, f), format: 'markdown', content: text })) {
+        assert.ok(!/^:::/m.test(s.content), `container marker leaked in ${f}`);
+      }
+      checked++;
+    }
+    assert.ok(checked > 10);
+  });
+
+  test('every corpus file: code snippets equal their fence lines, ranges are in the file', () => {
+    let files = 0;
+    let snippets = 0;
+    for (const c of corpora()) {
+      const dir = join(CORPORA_DIR, c.name);
+      for (const f of walk(dir)) {
+        if (!/\.(md|mdx|txt)$/.test(f)) continue;
+        const path = relative(dir, f);
+        const text = readFileSync(f, 'utf8');
+        const nLines = text.replace(/\r\n?/g, '\n').split('\n').length;
+        const sn: Snippet[] = chunker.chunk({ path, format: formatOf(path), content: text });
+        files++;
+        snippets += sn.length;
+        for (const s of sn) {
+          assert.equal(s.sourcePath, path);
+          assert.ok(s.lineStart >= 1 && s.lineStart <= s.lineEnd && s.lineEnd <= nLines, `${c.name}/${path}: bad range ${s.lineStart}-${s.lineEnd}`);
+          assert.ok(s.breadcrumb.length >= 1 && s.pageTitle);
+          assert.ok(s.tokens > 0);
+          if (s.type === 'code') {
+            const fenced = linesOf(text, s.lineStart, s.lineEnd);
+            assert.ok(fenced.includes(s.code.split('\n')[0].trim()), `${c.name}/${path}:${s.lineStart}: code not from its lines`);
+            assert.ok(fenced.includes(s.code.split('\n').at(-1)!.trim()), `${c.name}/${path}:${s.lineEnd}: code cut short`);
+          }
+        }
+      }
+    }
+    assert.ok(files > 2000, `only ${files} files`);
+    assert.ok(snippets > 20000);
+  });
+});
+
+function walk(d: string): string[] {
+  return readdirSync(d).flatMap((n) => {
+    const p = join(d, n);
+    return statSync(p).isDirectory() ? walk(p) : [p];
+  });
+}
