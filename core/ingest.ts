@@ -89,7 +89,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
   const log = (level: LogLevel, message: string) => {
-    void store.appendJobLog(job.id, level, message);
+    store.appendJobLog(job.id, level, message).catch(() => {});
     logger.log(level, message, { job: job.id, library: job.libraryId });
   };
   let lastProgressWrite = 0;
