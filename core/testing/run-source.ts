@@ -1,0 +1,78 @@
+/**
+ * Plugin test kit: run a Source the way the kernel does, and collect what it produced.
+ */
+import type { IngestProgress, Logger, LogLevel, Source, SourceContext, SourceDocument } from '../contracts.ts';
+
+export interface RunSourceResult {
+  documents: SourceDocument[];
+  /** The job log lines the source wrote through `ctx.log`, in order. */
+  logs: Array<{ level: LogLevel; message: string }>;
+  /** Every `ctx.progress` report, in order. */
+  progress: IngestProgress[];
+}
+
+/**
+ * Builds a SourceContext, drains `source.read()` and returns everything it yielded and reported.
+ * Errors from the source propagate unchanged. A source that breaks the contract (a document
+ * without a path, format or string content, or the same path twice) makes it throw too.
+ */
+export async function runSource(
+  source: Source,
+  spec: Record<string, unknown>,
+  opts: { libraryId?: string; version?: string; signal?: AbortSignal } = {},
+): Promise<RunSourceResult> {
+  const logs: RunSourceResult['logs'] = [];
+  const progress: IngestProgress[] = [];
+  const ctx: SourceContext = {
+    libraryId: opts.libraryId ?? '/docs/test',
+    version: opts.version ?? '',
+    spec,
+    signal: opts.signal ?? new AbortController().signal,
+    log(level, message) {
+      logs.push({ level, message });
+    },
+    progress(p) {
+      progress.push({ ...p });
+    },
+  };
+  const documents: SourceDocument[] = [];
+  const seen = new Set<string>();
+  for await (const doc of source.read(ctx)) {
+    if (typeof doc?.path !== 'string' || doc.path === '') {
+      throw new Error(`Source contract violation: document #${documents.length + 1} has no path`);
+    }
+    if (typeof doc.format !== 'string' || doc.format === '' || typeof doc.content !== 'string') {
+      throw new Error(`Source contract violation: document ${doc.path} needs a format and string content`);
+    }
+    if (seen.has(doc.path)) throw new Error(`Source contract violation: document ${doc.path} was yielded twice`);
+    seen.add(doc.path);
+    documents.push(doc);
+  }
+  return { documents, logs, progress };
+}
+
+export interface TestLogLine {
+  level: LogLevel;
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/** A Logger that keeps every line in `.lines`. */
+export interface TestLogger extends Logger {
+  readonly lines: TestLogLine[];
+}
+
+export function createTestLogger(): TestLogger {
+  const lines: TestLogLine[] = [];
+  const log = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
+    lines.push(fields === undefined ? { level, message } : { level, message, fields });
+  };
+  return {
+    lines,
+    log,
+    debug: (message, fields) => log('debug', message, fields),
+    info: (message, fields) => log('info', message, fields),
+    warn: (message, fields) => log('warn', message, fields),
+    error: (message, fields) => log('error', message, fields),
+  };
+}

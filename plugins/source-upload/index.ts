@@ -1,0 +1,24 @@
+import { definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import type { UploadOptions } from './limits.ts';
+import { uploadOptionsSchema, uploadSpecSchema } from './schema.ts';
+import { UploadSource } from './upload-source.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-upload',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'upload',
+      idPrefix: 'docs',
+      description: 'A local folder, a documentation file, or a .zip / .tar.gz / .tgz archive becomes a /docs/<name> library.',
+      options: uploadOptionsSchema,
+      specSchema: uploadSpecSchema,
+      deps: { logger: Tokens.Logger },
+      create(options: UploadOptions, deps) {
+        return new UploadSource(options, deps);
+      },
+    }),
+  ],
+});

@@ -1,0 +1,160 @@
+import { constants } from 'node:fs';
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import type { DocumentFormat } from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { comparePaths, isSkippedName } from './paths.ts';
+import { skipTooBig, type PlannedDoc, type ReadEnv, type ReadPlan } from './plan.ts';
+
+interface FolderFile {
+  /** Relative path (forward slashes). */
+  path: string;
+  /** Real path to read (symlinks already resolved). */
+  file: string;
+  size: number;
+  format: DocumentFormat;
+}
+
+const CHUNK = 64 * 1024;
+
+/** True when `target` is `root` or inside it (both real paths). */
+export function isInside(root: string, target: string): boolean {
+  const rel = relative(root, target);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+function errCode(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/**
+ * Walks a folder (sorted, skipping hidden names and node_modules) and plans its documentation
+ * files in path order. Symlinks are followed only when their target is inside the folder;
+ * symlinked directories that loop back to an ancestor are not entered again.
+ */
+export async function planFolder(root: string, env: ReadEnv): Promise<ReadPlan> {
+  const realRoot = await realpath(root);
+  const files: FolderFile[] = [];
+  let plannedBytes = 0;
+
+  const consider = (path: string, file: string, size: number): void => {
+    const segments = path.split('/');
+    const format = env.selector.accept(segments);
+    if (format === null) return;
+    if (size > env.limits.maxFileBytes) {
+      skipTooBig(env, path, size, true);
+      return;
+    }
+    env.budget.addFile();
+    plannedBytes += size;
+    env.budget.checkPlannedBytes(plannedBytes);
+    files.push({ path, file, size, format });
+  };
+
+  const walk = async (dir: string, relDir: string, ancestors: Set<string>): Promise<void> => {
+    env.signal.throwIfAborted();
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (e) {
+      if (relDir === '') {
+        throw new RefdeskError('invalid_source', `Upload folder cannot be read: ${root} (${errCode(e) ?? 'error'})`);
+      }
+      env.warn(`Skipped folder ${relDir}: it cannot be read (${errCode(e) ?? 'error'})`);
+      return;
+    }
+    entries.sort((a, b) => comparePaths(a.name, b.name));
+    for (const entry of entries) {
+      const name = entry.name;
+      if (isSkippedName(name)) continue;
+      const rel = relDir === '' ? name : `${relDir}/${name}`;
+      const abs = join(dir, name);
+      if (entry.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = await realpath(abs);
+        } catch {
+          env.warn(`Skipped symlink ${rel}: its target does not exist`);
+          continue;
+        }
+        if (!isInside(realRoot, target)) {
+          env.warn(`Skipped symlink ${rel}: it points outside the upload folder`);
+          continue;
+        }
+        const st = await stat(target).catch(() => null);
+        if (st === null) continue;
+        if (st.isDirectory()) {
+          if (ancestors.has(target)) {
+            env.warn(`Skipped symlink ${rel}: it loops back to a parent folder`);
+            continue;
+          }
+          if (env.selector.mayContain(rel)) await walk(target, rel, new Set(ancestors).add(target));
+        } else if (st.isFile()) {
+          consider(rel, target, st.size);
+        }
+      } else if (entry.isDirectory()) {
+        if (env.selector.mayContain(rel)) await walk(abs, rel, new Set(ancestors).add(abs));
+      } else if (entry.isFile()) {
+        if (env.selector.accept(rel.split('/')) === null) continue;
+        const st = await stat(abs).catch(() => null);
+        if (st === null || !st.isFile()) continue;
+        consider(rel, abs, st.size);
+      }
+      // Sockets, FIFOs and devices are never read.
+    }
+  };
+
+  await walk(realRoot, '', new Set([realRoot]));
+  files.sort((a, b) => comparePaths(a.path, b.path));
+  env.debug(`upload: ${files.length} documentation files planned in ${root}`);
+
+  const docs: PlannedDoc[] = files.map((f) => ({
+    path: f.path,
+    format: f.format,
+    load: () => readFileBounded(f.file, f.path, env),
+  }));
+  return { docs, close: async () => {} };
+}
+
+/**
+ * Reads one file without following a symlink swapped in since the walk, counting the bytes as
+ * they are read; a file that grew past maxFileBytes is skipped.
+ */
+export async function readFileBounded(file: string, path: string, env: ReadEnv): Promise<Buffer | null> {
+  let fh;
+  try {
+    fh = await open(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (e) {
+    env.warn(`Skipped ${path}: it cannot be opened (${errCode(e) ?? 'error'})`);
+    return null;
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) {
+      env.warn(`Skipped ${path}: it is no longer a regular file`);
+      return null;
+    }
+    if (st.size > env.limits.maxFileBytes) {
+      skipTooBig(env, path, st.size, true);
+      return null;
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      env.signal.throwIfAborted();
+      const buf = Buffer.allocUnsafe(CHUNK);
+      const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+      if (bytesRead === 0) break;
+      env.budget.addBytes(bytesRead);
+      total += bytesRead;
+      if (total > env.limits.maxFileBytes) {
+        skipTooBig(env, path, env.limits.maxFileBytes, false);
+        return null;
+      }
+      chunks.push(buf.subarray(0, bytesRead));
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    await fh.close();
+  }
+}
