@@ -30,6 +30,7 @@ Commands:
   search <name> <query>                  find libraries by name (and question)
   context <libraryId> <query> [--json] [--tokens N]
                                          the documentation snippets that answer a question
+  jobs [libraryId]                       recent ingest jobs with their state
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
 
 Environment: PORT (3000), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml), LOG_LEVEL (warn for the CLI).
@@ -193,6 +194,21 @@ async function cmdContext(settings: ProcessSettings, positionals: string[], valu
   }
 }
 
+async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promise<number> {
+  const kernel = await openKernel(settings, 'reader');
+  try {
+    const jobs = await kernel.store.listJobs({ libraryId: positionals[0], limit: 20 });
+    if (jobs.length === 0) process.stdout.write('No jobs.\n');
+    for (const j of jobs) {
+      const what = `${j.progress.files ?? 0} files, ${j.progress.snippets ?? 0} snippets`;
+      process.stdout.write(`${j.id}\t${j.libraryId}${j.version ? '@' + j.version : ''}\t${j.state}\t${what}\t${j.createdAt}${j.error ? '\t' + j.error.message : ''}\n`);
+    }
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
   const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
   const lock = await readLock(settings.dataDir);
@@ -238,6 +254,8 @@ export async function runCli(argv: string[]): Promise<number> {
       return cmdSearch(settings, rest);
     case 'context':
       return cmdContext(settings, rest, values);
+    case 'jobs':
+      return cmdJobs(settings, rest);
     case 'demo':
       return cmdDemo(settings);
     default:

@@ -23,19 +23,27 @@ export function splitHeadingId(text: string): { text: string; anchor?: string } 
 
 /** Markdown to readable plain text for descriptions: links keep their text, emphasis markers go. */
 export function markdownToPlain(md: string): string {
+  // Inline code keeps its text verbatim (`<path>` is not an HTML tag there).
   return md
     .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
     .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
     .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
+    .split(/(`[^`\n]*`)/)
+    .map((part, i) => (i % 2 === 1 ? part : plainSegment(part)))
+    .join('')
+    .replace(/[ \t]+/g, ' ')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
+}
+
+function plainSegment(md: string): string {
+  return md
     .replace(/<\/?[A-Za-z][^>]*>/g, '')
     .replace(/(\*\*|__)(.+?)\1/g, '$2')
     .replace(/(^|\W)[*_]([^*_\n]+)[*_](?=\W|$)/g, '$1$2')
     .replace(/^\s{0,3}>\s?/gm, '')
     .replace(/^\s*[-*+]\s+/gm, '- ')
-    .replace(/([^\n])\n(?![ \t]*([-*+]|\d+[.)]|\n))/g, '$1 ')
-    .replace(/[ \t]+/g, ' ')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+    .replace(/([^\n])\n(?![ \t]*([-*+]|\d+[.)]|\n))/g, '$1 ');
 }
 
 /** Cuts text at a sentence or word boundary near `max` characters. */
