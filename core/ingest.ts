@@ -125,7 +125,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         report();
       },
     })) {
-      if (signal.aborted) throw new RefdeskError('internal_error', 'The ingest was cancelled.');
+      signal.throwIfAborted();
       let snippets: Snippet[];
       try {
         snippets = kernel.chunkerFor(doc.format).chunk(doc);
@@ -153,8 +153,17 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } });
   } catch (e) {
-    const err = isRefdeskError(e) ? { code: e.code, message: e.message } : { code: 'internal_error', message: `Ingest failed: ${(e as Error).message}` };
     if (buildId) await store.failBuild(buildId).catch(() => {});
+    if (options.signal?.aborted) {
+      // Shutdown or cancellation, not a fault of the source: the served version is unchanged.
+      log('warn', 'interrupted: the ingest was stopped before it finished; the served version is unchanged');
+      return await store.updateJob(job.id, {
+        state: 'interrupted',
+        error: { code: 'interrupted', message: 'The ingest was stopped before it finished; the previously served version is unchanged.' },
+        progress: { ...progress },
+      });
+    }
+    const err = isRefdeskError(e) ? { code: e.code, message: e.message } : { code: 'internal_error', message: `Ingest failed: ${(e as Error).message}` };
     log('error', `failed: ${err.message}`);
     if (!isRefdeskError(e)) logger.error('ingest crashed', { job: job.id, stack: (e as Error).stack });
     return await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } });

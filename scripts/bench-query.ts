@@ -1,0 +1,120 @@
+/**
+ * Measures the foundation's speed: ingest of every corpus in ../shared/corpora through the real
+ * ingest path (upload source -> markdown chunker -> embedded store), then context-query latency
+ * over HTTP on the largest library.
+ *
+ *   npm run bench:query [-- --corpora DIR] [--rounds N]
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createKernel } from '../core/kernel.ts';
+import { createConsoleLogger } from '../core/services.ts';
+import { addLibrary, runIngestJob } from '../core/ingest.ts';
+import { createApp } from '../server/app.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({
+  options: { corpora: { type: 'string', default: join(ROOT, '..', 'shared', 'corpora') }, rounds: { type: 'string', default: '5' } },
+});
+const corporaDir = resolve(values.corpora!);
+const rounds = Number(values.rounds);
+const manifest = JSON.parse(readFileSync(join(corporaDir, 'MANIFEST.json'), 'utf8')) as { corpora: Array<{ name: string; bytes: number }> };
+
+// Questions for the largest corpus (the Python 3.9 library reference), written for this benchmark.
+const PYTHON_QUESTIONS = [
+  'how do I run coroutines concurrently with asyncio.gather',
+  'parse command line arguments with subcommands argparse',
+  'read a csv file with DictReader',
+  'json.dumps pretty print with indent and sort keys',
+  'difference between subprocess.run and Popen',
+  'how to use functools.lru_cache',
+  'datetime strftime format codes',
+  'pathlib glob recursive files',
+  'logging basicConfig format and level',
+  'collections.defaultdict example',
+  're.sub with a function as replacement',
+  'threading Lock context manager',
+  'unittest mock patch object',
+  'itertools groupby consecutive keys',
+  'dataclasses field default_factory',
+  'typing TypedDict total=False',
+  'os.environ get default value',
+  'shutil copytree ignore patterns',
+  'socket create_connection timeout',
+  'contextlib contextmanager decorator',
+  'heapq nlargest with key',
+  'zipfile extract all members',
+  'sqlite3 executemany parameters',
+  'hashlib sha256 hexdigest of a file',
+  'enum auto values',
+  'asyncio wait_for timeout cancel',
+  'urllib.parse urlencode query string',
+  'struct pack little endian',
+  'tempfile NamedTemporaryFile delete',
+  'pickle protocol highest',
+];
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-bench-'));
+  const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), {
+    env: { dataDir, mode: 'server', port: 0 },
+    logger: createConsoleLogger('error'),
+  });
+  await kernel.open();
+  const rows: Array<{ name: string; ms: number; files: number; snippets: number; bytes: number }> = [];
+  const t0 = performance.now();
+  for (const c of manifest.corpora) {
+    const t = performance.now();
+    const { job } = await addLibrary(kernel, { source: 'upload', name: c.name, spec: { path: join(corporaDir, c.name) } });
+    const done = await runIngestJob(kernel, job.id);
+    if (done.state !== 'succeeded') throw new Error(`${c.name}: ${done.error?.message}`);
+    rows.push({ name: c.name, ms: Math.round(performance.now() - t), files: done.progress.files, snippets: done.progress.snippets, bytes: c.bytes });
+  }
+  const totalMs = Math.round(performance.now() - t0);
+  console.log('corpus      files  snippets     bytes   ingest ms');
+  for (const r of rows) console.log(`${r.name.padEnd(10)} ${String(r.files).padStart(6)} ${String(r.snippets).padStart(9)} ${String(r.bytes).padStart(9)} ${String(r.ms).padStart(10)}`);
+  const sum = (k: 'files' | 'snippets' | 'bytes') => rows.reduce((n, r) => n + r[k], 0);
+  console.log(`${'total'.padEnd(10)} ${String(sum('files')).padStart(6)} ${String(sum('snippets')).padStart(9)} ${String(sum('bytes')).padStart(9)} ${String(totalMs).padStart(10)}`);
+
+  const largest = rows.reduce((a, b) => (b.snippets > a.snippets ? b : a));
+  const { app } = createApp(kernel);
+  const server = createServer(app.callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const questions = largest.name === 'python' ? PYTHON_QUESTIONS : PYTHON_QUESTIONS.map((q) => `${largest.name} ${q}`);
+  const ask = async (q: string) => {
+    const t = performance.now();
+    const res = await fetch(`${base}/api/v2/context?${new URLSearchParams({ libraryId: `/docs/${largest.name}`, query: q, type: 'json' })}`);
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`${res.status} for ${q}`);
+    return performance.now() - t;
+  };
+  const coldStart = performance.now();
+  await ask(questions[0]); // builds the lexical index of the library
+  const firstMs = performance.now() - coldStart;
+  const lat: number[] = [];
+  for (let r = 0; r < rounds; r++) for (const q of questions) lat.push(await ask(q));
+  console.log(
+    `\ncontext latency over HTTP on /docs/${largest.name} (${largest.snippets} snippets, ${lat.length} queries): ` +
+      `p50 ${pct(lat, 50).toFixed(2)} ms, p99 ${pct(lat, 99).toFixed(2)} ms, max ${Math.max(...lat).toFixed(2)} ms; first query (index build) ${firstMs.toFixed(0)} ms`,
+  );
+  console.log(`rss ${Math.round(process.memoryUsage().rss / 1024 / 1024)} MB`);
+  server.close();
+  await kernel.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
