@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     const { job } = await addLibrary(kernel, { source: 'upload', name: c.name, spec: { path: join(corporaDir, c.name) } });
     const done = await runIngestJob(kernel, job.id);
     if (done.state !== 'succeeded') throw new Error(`${c.name}: ${done.error?.message}`);
-    rows.push({ name: c.name, ms: Math.round(performance.now() - t), files: done.progress.files, snippets: done.progress.snippets, bytes: c.bytes });
+    rows.push({ name: c.name, ms: Math.round(performance.now() - t), files: done.progress.files ?? 0, snippets: done.progress.snippets ?? 0, bytes: c.bytes });
   }
   const totalMs = Math.round(performance.now() - t0);
   console.log('corpus      files  snippets     bytes   ingest ms');
