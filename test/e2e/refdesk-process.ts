@@ -1,0 +1,209 @@
+/**
+ * Drives the real `refdesk` command (bin/refdesk.js) as child processes for the end-to-end
+ * tests. Every child is tracked so a suite can kill what is left in `after`, and every wait on
+ * a child has a timeout, so a test run never hangs on a stuck process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'refdesk.js');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface CliResult extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+/** A running `refdesk` process with its output collected as it arrives. */
+export interface RefdeskProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Everything written so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when the process has exited (at once if it already has). */
+  exited(timeoutMs: number): Promise<Exit>;
+  /** Resolves with the first match of `re` in the stream, waiting up to timeoutMs. */
+  waitFor(stream: 'stdout' | 'stderr', re: RegExp, timeoutMs: number): Promise<RegExpMatchArray>;
+}
+
+const live = new Set<ChildProcess>();
+
+export function makeDataDir(prefix = 'refdesk-e2e-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function removeDataDir(dir: string | undefined): void {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+export function cliEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...extra };
+  // The child is not part of this test run.
+  delete env.NODE_TEST_CONTEXT;
+  return env;
+}
+
+/** Starts `refdesk <args>` on dataDir without waiting for it. */
+export function spawnRefdesk(args: string[], dataDir: string): RefdeskProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cliEnv(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  let err = '';
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const l of [...listeners]) l();
+  };
+  child.stdout!.setEncoding('utf8').on('data', (c: string) => {
+    out += c;
+    notify();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => {
+    err += c;
+    notify();
+  });
+  let exit: Exit | null = null;
+  const exitedP = new Promise<Exit>((resolve) => {
+    // 'close' fires after the exit and after the output streams have ended.
+    child.once('close', (code, signal) => {
+      live.delete(child);
+      exit = { code, signal };
+      notify();
+      resolve(exit);
+    });
+    child.once('error', (e) => {
+      live.delete(child);
+      err += `\n[spawn error] ${e.message}`;
+      exit = { code: null, signal: null };
+      notify();
+      resolve(exit);
+    });
+  });
+  const describe = () => `refdesk ${args.join(' ')} (pid ${child.pid})\n--- stdout ---\n${out}\n--- stderr ---\n${err}`;
+
+  return {
+    child,
+    pid: child.pid ?? -1,
+    stdout: () => out,
+    stderr: () => err,
+    exited(timeoutMs) {
+      return withTimeout(exitedP, timeoutMs, () => `timed out after ${timeoutMs} ms waiting for ${describe()}`);
+    },
+    waitFor(stream, re, timeoutMs) {
+      return new Promise<RegExpMatchArray>((resolve, reject) => {
+        const check = () => {
+          const m = (stream === 'stdout' ? out : err).match(re);
+          if (m) return finish(() => resolve(m));
+          if (exit) return finish(() => reject(new Error(`exited (${JSON.stringify(exit)}) before printing ${re} on ${stream}: ${describe()}`)));
+        };
+        const timer = setTimeout(() => finish(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${re} on ${stream}: ${describe()}`))), timeoutMs);
+        const finish = (f: () => void) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          f();
+        };
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
+
+/** Runs `refdesk <args>` to its end; kills it (and fails) when it takes longer than timeoutMs. */
+export async function runRefdesk(args: string[], dataDir: string, timeoutMs = 60_000): Promise<CliResult> {
+  const p = spawnRefdesk(args, dataDir);
+  try {
+    const exit = await p.exited(timeoutMs);
+    return { ...exit, stdout: p.stdout(), stderr: p.stderr() };
+  } catch (e) {
+    await stopProcess(p.child);
+    throw e;
+  }
+}
+
+/** SIGTERM, then SIGKILL if it has not exited after graceMs. Resolves with how it ended. */
+export async function stopProcess(child: ChildProcess, graceMs = 4000): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    live.delete(child);
+    return { code: child.exitCode, signal: child.signalCode };
+  }
+  const ended = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const hard = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), graceMs);
+  });
+  let exit = await Promise.race([ended, hard]);
+  clearTimeout(timer);
+  if (!exit) {
+    child.kill('SIGKILL');
+    exit = await withTimeout(ended, 5000, () => `pid ${child.pid} did not die on SIGKILL`).catch(() => ({ code: null, signal: 'SIGKILL' as const }));
+  }
+  live.delete(child);
+  return exit;
+}
+
+/** Kills every child still running (for `after` hooks). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((c) => stopProcess(c)));
+}
+
+/** A running `refdesk serve` on dataDir, once it has printed its port. */
+export interface RefdeskServer extends RefdeskProcess {
+  port: number;
+  base: string;
+  /** SIGTERM and wait (SIGKILL after a grace period). */
+  stop(): Promise<Exit>;
+}
+
+export async function startServer(dataDir: string, timeoutMs = 30_000): Promise<RefdeskServer> {
+  const p = spawnRefdesk(['serve'], dataDir);
+  let m: RegExpMatchArray;
+  try {
+    m = await p.waitFor('stdout', /Refdesk listening on port (\d+)/, timeoutMs);
+  } catch (e) {
+    await stopProcess(p.child);
+    throw e;
+  }
+  const port = Number(m[1]);
+  return Object.assign(p, { port, base: `http://127.0.0.1:${port}`, stop: () => stopProcess(p.child) });
+}
+
+/** fetch with a timeout; answers the status and the body as text (and parsed when JSON). */
+export async function httpGet(url: string, timeoutMs = 15_000): Promise<{ status: number; text: string; body: any }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  const text = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  return { status: res.status, text, body: type.includes('json') ? JSON.parse(text) : undefined };
+}
+
+export function withTimeout<T>(p: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(what())), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The snippets of a `context --json` answer (code and info), with their source. */
+export interface SourceRef {
+  path: string;
+  lineStart: number;
+  lineEnd: number;
+}
+
+export function snippetSources(json: { codeSnippets?: Array<{ source: SourceRef }>; infoSnippets?: Array<{ source: SourceRef }> }): SourceRef[] {
+  return [...(json.codeSnippets ?? []), ...(json.infoSnippets ?? [])].map((s) => s.source);
+}
