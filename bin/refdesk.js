@@ -8,6 +8,6 @@ try {
   const code = await runCli(process.argv.slice(2));
   if (code >= 0) process.exit(code);
 } catch (e) {
-  process.stderr.write(`refdesk: ${e && e.code && e.status ? e.message : e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? e.message : e?.stack ?? e}\n`);
+  process.stderr.write(`refdesk: ${e && e.code && e.status ? e.message : e?.code?.startsWith?.('ERR_PARSE_ARGS') ? e.message : e?.stack ?? e}\n`);
   process.exit(1);
 }

@@ -90,7 +90,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   const lock = await readLock(settings.dataDir);
   if (lock && lock.mode === 'server' && lock.port) {
     process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending the documents to it on port ${lock.port}.\n`);
-    return addThroughServer(lock.port, path, name, title);
+    return addThroughServer(lock.port, path, name, title, description);
   }
 
   const kernel = await openKernel(settings, 'writer');
@@ -114,9 +114,9 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   }
 }
 
-async function addThroughServer(port: number, path: string, name: string, title?: string): Promise<number> {
+async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
   const body = await packForUpload(path);
-  const qs = new URLSearchParams({ name, ...(title ? { title } : {}) });
+  const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   const base = `http://127.0.0.1:${port}`;
   const res = await fetch(`${base}/api/admin/upload?${qs}`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream' } });
   const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };

@@ -9,8 +9,10 @@ import { create as createTar } from 'tar';
 export async function packForUpload(path: string): Promise<Buffer> {
   const st = await stat(path);
   if (st.isFile() && /\.(zip|tar\.gz|tgz|tar)$/i.test(path)) return readFile(path);
-  const cwd = st.isDirectory() ? path : dirname(path);
-  const entries = st.isDirectory() ? ['.'] : [basename(path)];
+  // A folder goes in under its own name: the upload source strips that single top-level folder,
+  // so paths come out relative to the folder, exactly as when `add` reads the folder itself.
+  const cwd = dirname(path);
+  const entries = [basename(path)];
   const chunks: Buffer[] = [];
   const stream = createTar(
     { gzip: true, cwd, portable: true, filter: (p: string) => !/(^|\/)(node_modules|\.git)(\/|$)/.test(p) },

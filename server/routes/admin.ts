@@ -42,7 +42,8 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, opts: { maxUploadBy
   /** Body: a .tar.gz or .zip of the docs; query: name (and optional title). Queues an ingest. */
   r.post('/upload', async (ctx) => {
     const name = requiredString(ctx, 'name', 100);
-    const title = typeof ctx.query.title === 'string' ? ctx.query.title.slice(0, 200) : undefined;
+    const title = typeof ctx.query.title === 'string' ? ctx.query.title.trim().slice(0, 200) : undefined;
+    const description = typeof ctx.query.description === 'string' ? ctx.query.description.trim().slice(0, 2000) : undefined;
     const dir = join(kernel.env.dataDir, 'uploads');
     await mkdir(dir, { recursive: true });
     const file = join(dir, `${randomUUID()}.upload`);
@@ -56,7 +57,7 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, opts: { maxUploadBy
     });
     try {
       await pipeline(ctx.req, limit, createWriteStream(file));
-      const { library, job } = await addLibrary(kernel, { source: 'upload', name, title, spec: { path: file } });
+      const { library, job } = await addLibrary(kernel, { source: 'upload', name, title, description, spec: { path: file } });
       jobs.enqueue(job.id);
       ctx.status = 202;
       ctx.body = { libraryName: library.id, jobId: job.id, message: `Queued ingest of ${library.id} (job ${job.id}).` };

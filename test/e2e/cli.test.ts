@@ -203,7 +203,6 @@ describe('refdesk CLI: add koa, then query it', { ...SKIP, timeout: 180_000 }, (
 
   test(
     'an option without its value: exit 1 with a one-line message',
-    { todo: 'bin/refdesk.js prints a stack trace for ERR_PARSE_ARGS_INVALID_OPTION_VALUE (only ERR_PARSE_ARGS_UNKNOWN_OPTION is reported as a message)' },
     async () => {
       assertFails(await runRefdesk(['add', KOA, '--name'], dir), /Option '--name <value>' argument missing/);
     },
@@ -344,7 +343,6 @@ describe('refdesk add with a running server', { ...SKIP, timeout: 180_000 }, () 
 
   test(
     'a folder added through the server has the same source paths as a direct add',
-    { todo: "server/pack.ts packs a folder's contents ('.'), so the upload source strips its single top-level directory (docs/) as if it were an archive's repo-main/ folder" },
     async () => {
       assert.ok(server);
       const question = { libraryId: '/docs/zustand', query: 'create a store', type: 'json' };
@@ -413,7 +411,6 @@ describe('refdesk add with a running server', { ...SKIP, timeout: 180_000 }, () 
 
   test(
     '--title and --description reach the server',
-    { todo: 'server/cli.ts addThroughServer() drops --description (and POST /api/admin/upload has no description parameter)' },
     async () => {
       assert.ok(server);
       assertOk(await runRefdesk(['add', KOA, '--name', 'koa', '--title', 'Koa', '--description', 'Koa web framework docs'], dir, 120_000));
