@@ -1,0 +1,686 @@
+/**
+ * Plugin test kit: the whole Store contract in memory, for tests that need a store without a
+ * data directory. Nothing is persisted and there is no lock; otherwise it behaves like the
+ * embedded store: the same library/version/job state derivation, build switch-over only on
+ * `finalizeBuild`, `failBuild` keeping the served build, the same error codes and messages, and
+ * the same lexical search (one BM25F index per served build, built on its first search).
+ *
+ * Everything handed in is copied and everything handed out is a fresh object (snippets are
+ * frozen), so a test cannot change the store by mutating what it passed or got back.
+ */
+import { randomUUID } from 'node:crypto';
+import type {
+  BuildStats,
+  Clock,
+  IngestProgress,
+  JobLogLine,
+  JobRecord,
+  JobState,
+  LibraryInput,
+  LibraryRecord,
+  LibraryState,
+  LogLevel,
+  SearchHit,
+  Snippet,
+  Store,
+  StoredSnippet,
+  VersionRecord,
+} from '../contracts.ts';
+import { RefdeskError } from '../errors.ts';
+import { buildLexicalIndex, type LexicalIndex } from '../search/lexical-index.ts';
+import { systemClock } from '../services.ts';
+
+export interface MemoryStoreOptions {
+  /** Where timestamps come from; the system clock unless given. */
+  clock?: Clock;
+}
+
+/** Job log lines kept per job; older lines are dropped (as the embedded store does). */
+export const MEMORY_JOB_LOG_LIMIT = 2000;
+
+const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
+const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'interrupted'];
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+interface LibraryRow {
+  id: string;
+  title: string;
+  description: string;
+  branch: string;
+  sourceKind: string;
+  /** JSON, as the embedded store keeps it: what comes back is a copy without undefined values. */
+  sourceSpec: string;
+  stars: number;
+  trustScore: number;
+  benchmarkScore: number;
+  createdAt: string;
+}
+
+interface VersionRow {
+  libraryId: string;
+  version: string;
+  activeBuildId: string;
+  lastUpdateDate: string;
+  totalTokens: number;
+  totalSnippets: number;
+}
+
+type BuildState = 'building' | 'finalized' | 'failed';
+
+interface BuildRow {
+  id: string;
+  libraryId: string;
+  version: string;
+  jobId: string | null;
+  state: BuildState;
+  startedAt: string;
+  finishedAt: string | null;
+  /** Insertion order, the tie-breaker the embedded store's rowid gives. */
+  rowid: number;
+  snippets: StoredSnippet[];
+  byId: Map<number, StoredSnippet> | null;
+  index: LexicalIndex | null;
+}
+
+interface JobRow {
+  id: string;
+  libraryId: string;
+  version: string;
+  kind: string;
+  state: JobState;
+  progress: string;
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  rowid: number;
+  log: JobLogLine[];
+}
+
+function invalid(message: string): RefdeskError {
+  return new RefdeskError('invalid_request', message);
+}
+
+function libraryNotFound(id: string): RefdeskError {
+  return new RefdeskError('library_not_found', `Library "${id}" not found. Check the library ID, or add the library first.`);
+}
+
+function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
+  if (state === 'queued' || state === 'running') return 'processing';
+  if (state === 'failed' || state === 'interrupted') return 'error';
+  return null;
+}
+
+function parseJson<T>(text: string | null, fallback: T): T {
+  if (typeof text !== 'string') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** SQLite's BINARY collation (UTF-8 byte order, i.e. code point order), as `ORDER BY` uses it. */
+function binaryCompare(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; ) {
+    const ca = a.codePointAt(i)!;
+    const cb = b.codePointAt(i)!;
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    i += ca > 0xffff ? 2 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}
+
+/** Newest first: `created_at DESC, rowid DESC`. */
+function newestFirst<T extends { rowid: number }>(key: (r: T) => string): (a: T, b: T) => number {
+  return (a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    if (ka !== kb) return ka < kb ? 1 : -1;
+    return b.rowid - a.rowid;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pinned version order: the same rules as the embedded store (numbers when every version looks
+// like one, else last update date, newest first).
+// ---------------------------------------------------------------------------------------------
+
+const VERSION_LIKE = /^v?(\d+(?:\.(?:\d+|x))*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/i;
+const collator = new Intl.Collator('en', { numeric: true });
+
+interface ParsedVersion {
+  parts: number[];
+  prerelease: string | null;
+}
+
+function parseVersion(v: string): ParsedVersion | null {
+  const m = VERSION_LIKE.exec(v);
+  if (!m) return null;
+  return {
+    parts: m[1].split('.').map((p) => (p.toLowerCase() === 'x' ? Number.MAX_SAFE_INTEGER : Number(p))),
+    prerelease: m[2] ?? null,
+  };
+}
+
+function compareParsed(a: ParsedVersion, b: ParsedVersion): number {
+  const n = Math.max(a.parts.length, b.parts.length);
+  for (let i = 0; i < n; i++) {
+    const d = (a.parts[i] ?? 0) - (b.parts[i] ?? 0);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  if (a.prerelease === b.prerelease) return 0;
+  if (a.prerelease === null) return 1;
+  if (b.prerelease === null) return -1;
+  return collator.compare(a.prerelease, b.prerelease);
+}
+
+function sortVersionsNewestFirst<T extends { version: string; lastUpdateDate: string | null }>(items: T[]): T[] {
+  const parsed = new Map(items.map((it) => [it, parseVersion(it.version)]));
+  const allVersionLike = [...parsed.values()].every((p) => p !== null);
+  return [...items].sort((a, b) => {
+    if (allVersionLike) {
+      const d = compareParsed(parsed.get(b)!, parsed.get(a)!);
+      if (d !== 0) return d;
+    } else {
+      const da = a.lastUpdateDate ?? '';
+      const db = b.lastUpdateDate ?? '';
+      if (da !== db) return da < db ? 1 : -1;
+    }
+    return collator.compare(b.version, a.version);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function versionKey(libraryId: string, version: string): string {
+  return JSON.stringify([libraryId, version]);
+}
+
+/** A copy of the snippet as the store keeps it (missing fields defaulted), not yet numbered. */
+function copySnippet(s: Snippet): Snippet {
+  const breadcrumb = parseJson<string[]>(JSON.stringify(s.breadcrumb ?? []), []);
+  return {
+    type: s.type,
+    title: s.title ?? '',
+    description: s.description ?? '',
+    language: s.language ?? '',
+    code: s.code ?? '',
+    content: s.content ?? '',
+    breadcrumb: Object.freeze(breadcrumb) as string[],
+    pageTitle: s.pageTitle ?? '',
+    sourcePath: s.sourcePath ?? '',
+    ...(s.sourceUrl != null ? { sourceUrl: s.sourceUrl } : {}),
+    ...(s.anchor != null ? { anchor: s.anchor } : {}),
+    lineStart: s.lineStart ?? 0,
+    lineEnd: s.lineEnd ?? 0,
+    tokens: s.tokens ?? 0,
+  };
+}
+
+export class MemoryStore implements Store {
+  private readonly clock: Clock;
+  private opened = false;
+  private closed = false;
+
+  private libraries = new Map<string, LibraryRow>();
+  /** Served versions, by `versionKey`. */
+  private versions = new Map<string, VersionRow>();
+  private builds = new Map<string, BuildRow>();
+  private jobs = new Map<string, JobRow>();
+  private nextSnippetId = 1;
+  private nextRowid = 1;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lifecycle
+  // -------------------------------------------------------------------------------------------
+
+  async open(): Promise<void> {
+    if (this.opened) return;
+    if (this.closed) throw new RefdeskError('internal_error', 'The store was closed; create a new one to open it again.');
+    this.opened = true;
+  }
+
+  async close(): Promise<void> {
+    this.opened = false;
+    this.closed = true;
+    this.libraries = new Map();
+    this.versions = new Map();
+    this.builds = new Map();
+    this.jobs = new Map();
+  }
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  private requireOpen(): void {
+    if (!this.opened) {
+      throw new RefdeskError('internal_error', this.closed ? 'The store is closed.' : 'The store is not open yet: call open() first.');
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Catalog
+  // -------------------------------------------------------------------------------------------
+
+  async upsertLibrary(input: LibraryInput): Promise<LibraryRecord> {
+    this.requireOpen();
+    validateLibraryInput(input);
+    const existing = this.libraries.get(input.id);
+    const spec = JSON.stringify(input.source.spec ?? {});
+    if (existing) {
+      this.libraries.set(input.id, {
+        ...existing,
+        title: input.title,
+        description: input.description ?? existing.description,
+        branch: input.branch ?? existing.branch,
+        sourceKind: input.source.kind,
+        sourceSpec: spec,
+        stars: input.stars ?? existing.stars,
+        trustScore: input.trustScore ?? existing.trustScore,
+        benchmarkScore: input.benchmarkScore ?? existing.benchmarkScore,
+      });
+    } else {
+      this.libraries.set(input.id, {
+        id: input.id,
+        title: input.title,
+        description: input.description ?? '',
+        branch: input.branch ?? '',
+        sourceKind: input.source.kind,
+        sourceSpec: spec,
+        stars: input.stars ?? 0,
+        trustScore: input.trustScore ?? 0,
+        benchmarkScore: input.benchmarkScore ?? 0,
+        createdAt: this.now(),
+      });
+    }
+    return this.libraryRecord(this.libraries.get(input.id)!);
+  }
+
+  async getLibrary(id: string): Promise<LibraryRecord | null> {
+    this.requireOpen();
+    const lib = this.libraries.get(id);
+    return lib ? this.libraryRecord(lib) : null;
+  }
+
+  async listLibraries(): Promise<LibraryRecord[]> {
+    this.requireOpen();
+    return [...this.libraries.values()].sort((a, b) => binaryCompare(a.id, b.id)).map((l) => this.libraryRecord(l));
+  }
+
+  async deleteLibrary(id: string): Promise<boolean> {
+    this.requireOpen();
+    if (!this.libraries.has(id)) return false;
+    for (const [k, b] of this.builds) if (b.libraryId === id) this.builds.delete(k);
+    for (const [k, v] of this.versions) if (v.libraryId === id) this.versions.delete(k);
+    for (const [k, j] of this.jobs) if (j.libraryId === id) this.jobs.delete(k);
+    this.libraries.delete(id);
+    return true;
+  }
+
+  private newestJob(libraryId: string, version?: string): JobRow | undefined {
+    let best: JobRow | undefined;
+    const cmp = newestFirst<JobRow>((j) => j.createdAt);
+    for (const j of this.jobs.values()) {
+      if (j.libraryId !== libraryId || (version !== undefined && j.version !== version)) continue;
+      if (!best || cmp(j, best) < 0) best = j;
+    }
+    return best;
+  }
+
+  private newestBuild(libraryId: string, version: string): BuildRow | undefined {
+    let best: BuildRow | undefined;
+    const cmp = newestFirst<BuildRow>((b) => b.startedAt);
+    for (const b of this.builds.values()) {
+      if (b.libraryId !== libraryId || b.version !== version) continue;
+      if (!best || cmp(b, best) < 0) best = b;
+    }
+    return best;
+  }
+
+  private libraryRecord(lib: LibraryRow): LibraryRecord {
+    const served = [...this.versions.values()].filter((v) => v.libraryId === lib.id);
+    const def = served.find((v) => v.version === '');
+    const pinned = sortVersionsNewestFirst(
+      served
+        .filter((v) => v.version !== '')
+        .sort((a, b) => binaryCompare(a.version, b.version))
+        .map((v) => ({ row: v, version: v.version, lastUpdateDate: v.lastUpdateDate })),
+    );
+    let state: LibraryState;
+    let shown: VersionRow | undefined;
+    if (def) {
+      state = 'finalized';
+      shown = def;
+    } else if (pinned.length > 0) {
+      state = 'finalized';
+      // The most recently updated pinned version.
+      shown = pinned.reduce((a, b) => ((b.lastUpdateDate ?? '') > (a.lastUpdateDate ?? '') ? b : a)).row;
+    } else {
+      state = jobStateToLibraryState(this.newestJob(lib.id)?.state) ?? 'initial';
+    }
+    return {
+      id: lib.id,
+      title: lib.title,
+      description: lib.description,
+      branch: lib.branch,
+      lastUpdateDate: shown ? shown.lastUpdateDate : null,
+      state,
+      totalTokens: shown ? shown.totalTokens : 0,
+      totalSnippets: shown ? shown.totalSnippets : 0,
+      stars: lib.stars,
+      trustScore: lib.trustScore,
+      benchmarkScore: lib.benchmarkScore,
+      versions: pinned.map((p) => p.version),
+      source: { kind: lib.sourceKind, spec: parseJson<Record<string, unknown>>(lib.sourceSpec, {}) },
+      createdAt: lib.createdAt,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Versions
+  // -------------------------------------------------------------------------------------------
+
+  async getVersion(libraryId: string, version: string): Promise<VersionRecord | null> {
+    this.requireOpen();
+    return this.versionRecord(libraryId, version);
+  }
+
+  async listVersions(libraryId: string): Promise<VersionRecord[]> {
+    this.requireOpen();
+    const names = new Set<string>();
+    for (const v of this.versions.values()) if (v.libraryId === libraryId) names.add(v.version);
+    for (const b of this.builds.values()) if (b.libraryId === libraryId) names.add(b.version);
+    for (const j of this.jobs.values()) if (j.libraryId === libraryId) names.add(j.version);
+    const records = [...names]
+      .sort(binaryCompare)
+      .map((v) => this.versionRecord(libraryId, v))
+      .filter((r): r is VersionRecord => r !== null);
+    const def = records.filter((r) => r.version === '');
+    return [...def, ...sortVersionsNewestFirst(records.filter((r) => r.version !== ''))];
+  }
+
+  /**
+   * A version is known once it has been built, is being built, or has a job. Its state:
+   * finalized when it has a served build; otherwise from its newest job (or build).
+   */
+  private versionRecord(libraryId: string, version: string): VersionRecord | null {
+    if (!this.libraries.has(libraryId)) return null;
+    const row = this.versions.get(versionKey(libraryId, version));
+    const activeBuildId = row ? row.activeBuildId : null;
+    let state: LibraryState | null = activeBuildId ? 'finalized' : null;
+    const job = this.newestJob(libraryId, version);
+    const build = this.newestBuild(libraryId, version);
+    if (!row && !job && !build) return null;
+    state ??= jobStateToLibraryState(job ? job.state : null);
+    if (!state && build) state = build.state === 'building' ? 'processing' : build.state === 'failed' ? 'error' : null;
+    return {
+      libraryId,
+      version,
+      state: state ?? 'initial',
+      activeBuildId,
+      lastUpdateDate: row ? row.lastUpdateDate : null,
+      totalTokens: row ? row.totalTokens : 0,
+      totalSnippets: row ? row.totalSnippets : 0,
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Builds
+  // -------------------------------------------------------------------------------------------
+
+  async beginBuild(libraryId: string, version: string, jobId: string | null): Promise<string> {
+    this.requireOpen();
+    if (typeof version !== 'string') throw invalid('The version must be a string ("" for the default version).');
+    if (!this.libraries.has(libraryId)) throw libraryNotFound(libraryId);
+    const id = randomUUID();
+    this.builds.set(id, {
+      id,
+      libraryId,
+      version,
+      jobId: jobId ?? null,
+      state: 'building',
+      startedAt: this.now(),
+      finishedAt: null,
+      rowid: this.nextRowid++,
+      snippets: [],
+      byId: null,
+      index: null,
+    });
+    return id;
+  }
+
+  private stagedBuild(buildId: string): BuildRow {
+    const build = this.builds.get(buildId);
+    if (!build) throw invalid(`Build "${buildId}" not found (its library may have been deleted).`);
+    if (build.state !== 'building') throw invalid(`Build "${buildId}" is ${build.state}; it no longer accepts changes.`);
+    return build;
+  }
+
+  async addSnippets(buildId: string, snippets: Snippet[]): Promise<void> {
+    this.requireOpen();
+    const build = this.stagedBuild(buildId);
+    if (snippets.length === 0) return;
+    let seq = build.snippets.length === 0 ? 0 : build.snippets[build.snippets.length - 1].seq + 1;
+    // All or nothing, like the embedded store's transaction: copy everything before numbering.
+    const copies = snippets.map(copySnippet);
+    for (const s of copies) build.snippets.push(Object.freeze({ id: this.nextSnippetId++, seq: seq++, ...s }));
+  }
+
+  async finalizeBuild(buildId: string): Promise<VersionRecord> {
+    this.requireOpen();
+    const build = this.stagedBuild(buildId);
+    const { libraryId, version } = build;
+    const now = this.now();
+    const totals: BuildStats = {
+      totalSnippets: build.snippets.length,
+      totalTokens: build.snippets.reduce((sum, s) => sum + s.tokens, 0),
+    };
+    const key = versionKey(libraryId, version);
+    const prev = this.versions.get(key)?.activeBuildId ?? null;
+    this.versions.set(key, { libraryId, version, activeBuildId: buildId, lastUpdateDate: now, ...totals });
+    build.state = 'finalized';
+    build.finishedAt = now;
+    if (prev && prev !== buildId) this.builds.delete(prev);
+    return this.versionRecord(libraryId, version)!;
+  }
+
+  async failBuild(buildId: string): Promise<void> {
+    this.requireOpen();
+    const build = this.builds.get(buildId);
+    if (!build) throw invalid(`Build "${buildId}" not found (its library may have been deleted).`);
+    if (build.state === 'failed') return;
+    if (build.state === 'finalized') throw invalid(`Build "${buildId}" is already finalized and served; it cannot be failed.`);
+    build.snippets = [];
+    build.state = 'failed';
+    build.finishedAt = this.now();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Snippets and search
+  // -------------------------------------------------------------------------------------------
+
+  async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
+    this.requireOpen();
+    return [...this.servedBuild(libraryId, version).snippets];
+  }
+
+  async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {
+    this.requireOpen();
+    const build = this.servedBuild(libraryId, version);
+    const n = Math.floor(limit);
+    if (!(n > 0) || typeof query !== 'string') return [];
+    build.index ??= buildLexicalIndex(build.snippets);
+    build.byId ??= new Map(build.snippets.map((s) => [s.id, s]));
+    const hits: SearchHit[] = [];
+    for (const r of build.index.search(query, n)) {
+      const snippet = build.byId.get(r.id);
+      if (snippet) hits.push({ snippet, score: r.score });
+    }
+    return hits;
+  }
+
+  /** The served build of a version, or the not-found error that explains why none is. */
+  private servedBuild(libraryId: string, version: string): BuildRow {
+    const row = this.versions.get(versionKey(libraryId, version));
+    if (row) return this.builds.get(row.activeBuildId)!;
+    if (!this.libraries.has(libraryId)) throw libraryNotFound(libraryId);
+
+    const state = this.versionRecord(libraryId, version)?.state ?? 'initial';
+    const pinned = this.libraryRecord(this.libraries.get(libraryId)!).versions;
+    const available = pinned.length > 0 ? `Available versions: ${pinned.join(', ')}.` : 'It has no pinned versions.';
+    if (version !== '') {
+      const why = state === 'processing' ? ' yet: it is still being processed' : state === 'error' ? ': its last build failed' : '';
+      throw new RefdeskError(
+        'version_not_found',
+        `Version "${version}" of library "${libraryId}" is not available${why}. ${available} Omit the version to use the default.`,
+      );
+    }
+    if (state === 'processing') {
+      throw new RefdeskError('library_not_finalized', `Library "${libraryId}" is still being processed; try again in a moment.`);
+    }
+    if (pinned.length > 0) {
+      throw new RefdeskError('version_not_found', `Library "${libraryId}" has no default version built. ${available}`);
+    }
+    if (state === 'error') {
+      throw new RefdeskError(
+        'library_not_finalized',
+        `Library "${libraryId}" has no documentation yet: its last build failed. See the job log, fix the source and refresh the library.`,
+      );
+    }
+    throw new RefdeskError('library_not_finalized', `Library "${libraryId}" has not been built yet; refresh it to build its documentation.`);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Jobs
+  // -------------------------------------------------------------------------------------------
+
+  async createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord> {
+    this.requireOpen();
+    if (!input || typeof input.version !== 'string' || typeof input.kind !== 'string' || !input.kind) {
+      throw invalid('A job needs a libraryId, a version ("" for the default) and a kind.');
+    }
+    if (!this.libraries.has(input.libraryId)) throw libraryNotFound(input.libraryId);
+    const id = randomUUID();
+    const job: JobRow = {
+      id,
+      libraryId: input.libraryId,
+      version: input.version,
+      kind: input.kind,
+      state: 'queued',
+      progress: '{}',
+      error: null,
+      createdAt: this.now(),
+      startedAt: null,
+      finishedAt: null,
+      rowid: this.nextRowid++,
+      log: [],
+    };
+    this.jobs.set(id, job);
+    return toJobRecord(job);
+  }
+
+  async updateJob(
+    id: string,
+    patch: { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] },
+  ): Promise<JobRecord> {
+    this.requireOpen();
+    const row = this.jobs.get(id);
+    if (!row) throw invalid(`Job "${id}" not found.`);
+    const job = toJobRecord(row);
+    if (patch.state !== undefined && !JOB_STATES.includes(patch.state)) {
+      throw invalid(`Unknown job state "${String(patch.state)}"; expected one of ${JOB_STATES.join(', ')}.`);
+    }
+    const now = this.now();
+    const state = patch.state ?? job.state;
+    let { startedAt, finishedAt } = job;
+    if (patch.state !== undefined) {
+      if (state === 'running' && !startedAt) startedAt = now;
+      if (state === 'queued' || state === 'running') finishedAt = null;
+      else if (TERMINAL_JOB_STATES.includes(state) && (job.state !== state || !finishedAt)) finishedAt = now;
+    }
+    const progress = patch.progress ? { ...job.progress, ...patch.progress } : job.progress;
+    const error = patch.error !== undefined ? patch.error : job.error;
+    row.state = state;
+    row.progress = JSON.stringify(progress);
+    row.error = error ? JSON.stringify(error) : null;
+    row.startedAt = startedAt;
+    row.finishedAt = finishedAt;
+    return toJobRecord(row);
+  }
+
+  async appendJobLog(id: string, level: LogLevel, message: string): Promise<void> {
+    this.requireOpen();
+    const job = this.jobs.get(id);
+    if (!job) throw invalid(`Job "${id}" not found.`);
+    const seq = job.log.length === 0 ? 1 : job.log[job.log.length - 1].seq + 1;
+    job.log.push({ seq, at: this.now(), level: LOG_LEVELS.includes(level) ? level : 'info', message: String(message) });
+    if (job.log.length > MEMORY_JOB_LOG_LIMIT) job.log.splice(0, job.log.length - MEMORY_JOB_LOG_LIMIT);
+  }
+
+  async getJob(id: string): Promise<JobRecord | null> {
+    this.requireOpen();
+    const job = this.jobs.get(id);
+    return job ? toJobRecord(job) : null;
+  }
+
+  async getJobLog(id: string): Promise<JobLogLine[]> {
+    this.requireOpen();
+    const job = this.jobs.get(id);
+    if (!job) throw invalid(`Job "${id}" not found.`);
+    return job.log.map((l) => ({ ...l }));
+  }
+
+  async listJobs(filter: { libraryId?: string; state?: JobState; limit?: number } = {}): Promise<JobRecord[]> {
+    this.requireOpen();
+    let limit = Infinity;
+    if (filter.limit !== undefined) {
+      if (!Number.isInteger(filter.limit) || filter.limit < 0) throw invalid('limit must be a non-negative integer.');
+      limit = filter.limit;
+    }
+    return [...this.jobs.values()]
+      .filter((j) => (filter.libraryId === undefined || j.libraryId === filter.libraryId) && (filter.state === undefined || j.state === filter.state))
+      .sort(newestFirst<JobRow>((j) => j.createdAt))
+      .slice(0, limit)
+      .map(toJobRecord);
+  }
+}
+
+function toJobRecord(r: JobRow): JobRecord {
+  return {
+    id: r.id,
+    libraryId: r.libraryId,
+    version: r.version,
+    kind: r.kind,
+    state: r.state,
+    progress: parseJson<IngestProgress>(r.progress, {}),
+    error: parseJson<JobRecord['error']>(r.error, null),
+    createdAt: r.createdAt,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+  };
+}
+
+function validateLibraryInput(input: LibraryInput): void {
+  if (!input || typeof input !== 'object') throw invalid('A library needs an id, a title and a source.');
+  if (typeof input.id !== 'string' || input.id === '') throw invalid('A library needs a non-empty id.');
+  if (typeof input.title !== 'string') throw invalid(`Library "${input.id}": title must be a string.`);
+  if (!input.source || typeof input.source.kind !== 'string' || input.source.kind === '') {
+    throw invalid(`Library "${input.id}": source.kind must be a non-empty string.`);
+  }
+  if (input.source.spec !== undefined && (typeof input.source.spec !== 'object' || input.source.spec === null)) {
+    throw invalid(`Library "${input.id}": source.spec must be an object.`);
+  }
+  for (const k of ['description', 'branch'] as const) {
+    if (input[k] !== undefined && typeof input[k] !== 'string') throw invalid(`Library "${input.id}": ${k} must be a string.`);
+  }
+  for (const k of ['stars', 'trustScore', 'benchmarkScore'] as const) {
+    if (input[k] !== undefined && !Number.isFinite(input[k])) throw invalid(`Library "${input.id}": ${k} must be a number.`);
+  }
+}
