@@ -26,7 +26,9 @@ import type {
   StoredSnippet,
   VersionRecord,
 } from '../contracts.ts';
+import { sortVersionsNewestFirst } from '../version-order.ts';
 import { RefdeskError } from '../errors.ts';
+import { libraryNotFound, notServedError } from '../store-errors.ts';
 import { buildLexicalIndex, type LexicalIndex } from '../search/lexical-index.ts';
 import { systemClock } from '../services.ts';
 
@@ -101,10 +103,6 @@ function invalid(message: string): RefdeskError {
   return new RefdeskError('invalid_request', message);
 }
 
-function libraryNotFound(id: string): RefdeskError {
-  return new RefdeskError('library_not_found', `Library "${id}" not found. Check the library ID, or add the library first.`);
-}
-
 function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
   if (state === 'queued' || state === 'running') return 'processing';
   if (state === 'failed' || state === 'interrupted') return 'error';
@@ -147,50 +145,6 @@ function newestFirst<T extends { rowid: number }>(key: (r: T) => string): (a: T,
 // like one, else last update date, newest first).
 // ---------------------------------------------------------------------------------------------
 
-const VERSION_LIKE = /^v?(\d+(?:\.(?:\d+|x))*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/i;
-const collator = new Intl.Collator('en', { numeric: true });
-
-interface ParsedVersion {
-  parts: number[];
-  prerelease: string | null;
-}
-
-function parseVersion(v: string): ParsedVersion | null {
-  const m = VERSION_LIKE.exec(v);
-  if (!m) return null;
-  return {
-    parts: m[1].split('.').map((p) => (p.toLowerCase() === 'x' ? Number.MAX_SAFE_INTEGER : Number(p))),
-    prerelease: m[2] ?? null,
-  };
-}
-
-function compareParsed(a: ParsedVersion, b: ParsedVersion): number {
-  const n = Math.max(a.parts.length, b.parts.length);
-  for (let i = 0; i < n; i++) {
-    const d = (a.parts[i] ?? 0) - (b.parts[i] ?? 0);
-    if (d !== 0) return d < 0 ? -1 : 1;
-  }
-  if (a.prerelease === b.prerelease) return 0;
-  if (a.prerelease === null) return 1;
-  if (b.prerelease === null) return -1;
-  return collator.compare(a.prerelease, b.prerelease);
-}
-
-function sortVersionsNewestFirst<T extends { version: string; lastUpdateDate: string | null }>(items: T[]): T[] {
-  const parsed = new Map(items.map((it) => [it, parseVersion(it.version)]));
-  const allVersionLike = [...parsed.values()].every((p) => p !== null);
-  return [...items].sort((a, b) => {
-    if (allVersionLike) {
-      const d = compareParsed(parsed.get(b)!, parsed.get(a)!);
-      if (d !== 0) return d;
-    } else {
-      const da = a.lastUpdateDate ?? '';
-      const db = b.lastUpdateDate ?? '';
-      if (da !== db) return da < db ? 1 : -1;
-    }
-    return collator.compare(b.version, a.version);
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -534,27 +488,7 @@ export class MemoryStore implements Store {
 
     const state = this.versionRecord(libraryId, version)?.state ?? 'initial';
     const pinned = this.libraryRecord(this.libraries.get(libraryId)!).versions;
-    const available = pinned.length > 0 ? `Available versions: ${pinned.join(', ')}.` : 'It has no pinned versions.';
-    if (version !== '') {
-      const why = state === 'processing' ? ' yet: it is still being processed' : state === 'error' ? ': its last build failed' : '';
-      throw new RefdeskError(
-        'version_not_found',
-        `Version "${version}" of library "${libraryId}" is not available${why}. ${available} Omit the version to use the default.`,
-      );
-    }
-    if (state === 'processing') {
-      throw new RefdeskError('library_not_finalized', `Library "${libraryId}" is still being processed; try again in a moment.`);
-    }
-    if (pinned.length > 0) {
-      throw new RefdeskError('version_not_found', `Library "${libraryId}" has no default version built. ${available}`);
-    }
-    if (state === 'error') {
-      throw new RefdeskError(
-        'library_not_finalized',
-        `Library "${libraryId}" has no documentation yet: its last build failed. See the job log, fix the source and refresh the library.`,
-      );
-    }
-    throw new RefdeskError('library_not_finalized', `Library "${libraryId}" has not been built yet; refresh it to build its documentation.`);
+    throw notServedError(libraryId, version, state, pinned);
   }
 
   // -------------------------------------------------------------------------------------------

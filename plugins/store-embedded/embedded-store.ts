@@ -25,13 +25,14 @@ import type {
   VersionRecord,
 } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
+import { libraryNotFound, notServedError } from '../../core/store-errors.ts';
 import { buildLexicalIndex } from '../../core/search/lexical-index.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
 import { BuildCache, type CachedBuild } from './build-cache.ts';
 import { acquireDataLock, type DataLock } from './data-lock.ts';
 import { ensureSchema } from './schema.ts';
 import { all, get, loadSqlJs, num, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
-import { sortVersionsNewestFirst } from './version-order.ts';
+import { sortVersionsNewestFirst } from '../../core/version-order.ts';
 
 export interface EmbeddedStoreOptions {
   /** Name of the database file inside the data directory. */
@@ -86,10 +87,6 @@ function parseJson<T>(text: unknown, fallback: T): T {
 
 function invalid(message: string): RefdeskError {
   return new RefdeskError('invalid_request', message);
-}
-
-function libraryNotFound(id: string): RefdeskError {
-  return new RefdeskError('library_not_found', `Library "${id}" not found. Check the library ID, or add the library first.`);
 }
 
 export class EmbeddedStore implements Store {
@@ -711,27 +708,7 @@ export class EmbeddedStore implements Store {
 
     const state = this.versionRecord(libraryId, version)?.state ?? 'initial';
     const pinned = this.libraryRecords(libraryId)[0]?.versions ?? [];
-    const available = pinned.length > 0 ? `Available versions: ${pinned.join(', ')}.` : 'It has no pinned versions.';
-    if (version !== '') {
-      const why = state === 'processing' ? ' yet: it is still being processed' : state === 'error' ? ': its last build failed' : '';
-      throw new RefdeskError(
-        'version_not_found',
-        `Version "${version}" of library "${libraryId}" is not available${why}. ${available} Omit the version to use the default.`,
-      );
-    }
-    if (state === 'processing') {
-      throw new RefdeskError('library_not_finalized', `Library "${libraryId}" is still being processed; try again in a moment.`);
-    }
-    if (pinned.length > 0) {
-      throw new RefdeskError('version_not_found', `Library "${libraryId}" has no default version built. ${available}`);
-    }
-    if (state === 'error') {
-      throw new RefdeskError(
-        'library_not_finalized',
-        `Library "${libraryId}" has no documentation yet: its last build failed. See the job log, fix the source and refresh the library.`,
-      );
-    }
-    throw new RefdeskError('library_not_finalized', `Library "${libraryId}" has not been built yet; refresh it to build its documentation.`);
+    throw notServedError(libraryId, version, state, pinned);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { validate } from '../../../core/validate.ts';
 import plugin from '../../../plugins/store-embedded/index.ts';
 import { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
-import { sortVersionsNewestFirst } from '../../../plugins/store-embedded/version-order.ts';
+import { sortVersionsNewestFirst } from '../../../core/version-order.ts';
 import { memoryLogger, realClock } from './helpers.ts';
 
 test('the manifest declares the embedded store with validated options and defaults', async () => {
