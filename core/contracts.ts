@@ -15,7 +15,8 @@ export interface SourceDocument {
   /**
    * Where the document lives inside the library, relative and with forward slashes
    * (a repository path such as `docs/api/context.md`, or a URL path for websites).
-   * Snippets keep it as their `sourcePath`; it must be stable across refreshes.
+   * Snippets keep it as their `sourcePath`; it must be stable across refreshes. No leading '/',
+   * no '.', '..' or empty segments, no backslashes; unique within one read.
    */
   path: string;
   /** A public URL for the document when one is known (used as pageId / codeId). */
@@ -134,7 +135,8 @@ export interface SourceContext {
  * - `read` yields each document at most once, in a stable order.
  * - It throws a RefdeskError (e.g. `no_documentation`, `too_large`, `invalid_source`) for
  *   failures a user must fix; any other error is reported as an internal job failure.
- * - It stops promptly when `ctx.signal` is aborted.
+ * - It stops promptly when `ctx.signal` is aborted: it throws (the signal's reason) before
+ *   yielding further documents.
  */
 export interface Source {
   read(ctx: SourceContext): AsyncIterable<SourceDocument>;
@@ -202,7 +204,10 @@ export interface LibraryRecord {
   title: string;
   description: string;
   branch: string;
-  /** ISO 8601 with milliseconds and Z, of the default version's last finalized build. */
+  /**
+   * ISO 8601 with milliseconds and Z, of the default version's last finalized build (when the
+   * library has only pinned versions: of the most recently updated one; the same for totals).
+   */
   lastUpdateDate: string | null;
   state: LibraryState;
   totalTokens: number;
@@ -210,7 +215,10 @@ export interface LibraryRecord {
   stars: number;
   trustScore: number;
   benchmarkScore: number;
-  /** Pinned versions that have been finalized, newest first ('' the default is not listed). */
+  /**
+   * Pinned versions that have been finalized, newest first (by version number when all look
+   * like versions, else by last update; see core/version-order.ts). The default '' is not listed.
+   */
   versions: string[];
   source: LibrarySource;
   createdAt: string;
