@@ -28,7 +28,16 @@ import type {
 } from '../contracts.ts';
 import { sortVersionsNewestFirst } from '../version-order.ts';
 import { RefdeskError } from '../errors.ts';
-import { libraryNotFound, notServedError } from '../store-errors.ts';
+import {
+  LOG_LEVELS,
+  applyJobPatch,
+  libraryServing,
+  invalid,
+  jobStateToLibraryState,
+  libraryNotFound,
+  notServedError,
+  validateLibraryInput,
+} from '../store-rules.ts';
 import { buildLexicalIndex, type LexicalIndex } from '../search/lexical-index.ts';
 import { systemClock } from '../services.ts';
 
@@ -40,9 +49,6 @@ export interface MemoryStoreOptions {
 /** Job log lines kept per job; older lines are dropped (as the embedded store does). */
 export const MEMORY_JOB_LOG_LIMIT = 2000;
 
-const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
-const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'interrupted'];
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 interface LibraryRow {
   id: string;
@@ -97,16 +103,6 @@ interface JobRow {
   finishedAt: string | null;
   rowid: number;
   log: JobLogLine[];
-}
-
-function invalid(message: string): RefdeskError {
-  return new RefdeskError('invalid_request', message);
-}
-
-function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
-  if (state === 'queued' || state === 'running') return 'processing';
-  if (state === 'failed' || state === 'interrupted') return 'error';
-  return null;
 }
 
 function parseJson<T>(text: string | null, fallback: T): T {
@@ -307,18 +303,7 @@ export class MemoryStore implements Store {
         .sort((a, b) => binaryCompare(a.version, b.version))
         .map((v) => ({ row: v, version: v.version, lastUpdateDate: v.lastUpdateDate })),
     );
-    let state: LibraryState;
-    let shown: VersionRow | undefined;
-    if (def) {
-      state = 'finalized';
-      shown = def;
-    } else if (pinned.length > 0) {
-      state = 'finalized';
-      // The most recently updated pinned version.
-      shown = pinned.reduce((a, b) => ((b.lastUpdateDate ?? '') > (a.lastUpdateDate ?? '') ? b : a)).row;
-    } else {
-      state = jobStateToLibraryState(this.newestJob(lib.id)?.state) ?? 'initial';
-    }
+    const { state, shown } = libraryServing(def, pinned, this.newestJob(lib.id)?.state);
     return {
       id: lib.id,
       title: lib.title,
@@ -528,19 +513,7 @@ export class MemoryStore implements Store {
     const row = this.jobs.get(id);
     if (!row) throw invalid(`Job "${id}" not found.`);
     const job = toJobRecord(row);
-    if (patch.state !== undefined && !JOB_STATES.includes(patch.state)) {
-      throw invalid(`Unknown job state "${String(patch.state)}"; expected one of ${JOB_STATES.join(', ')}.`);
-    }
-    const now = this.now();
-    const state = patch.state ?? job.state;
-    let { startedAt, finishedAt } = job;
-    if (patch.state !== undefined) {
-      if (state === 'running' && !startedAt) startedAt = now;
-      if (state === 'queued' || state === 'running') finishedAt = null;
-      else if (TERMINAL_JOB_STATES.includes(state) && (job.state !== state || !finishedAt)) finishedAt = now;
-    }
-    const progress = patch.progress ? { ...job.progress, ...patch.progress } : job.progress;
-    const error = patch.error !== undefined ? patch.error : job.error;
+    const { state, progress, error, startedAt, finishedAt } = applyJobPatch(job, patch, this.now());
     row.state = state;
     row.progress = JSON.stringify(progress);
     row.error = error ? JSON.stringify(error) : null;
@@ -599,22 +572,4 @@ function toJobRecord(r: JobRow): JobRecord {
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
   };
-}
-
-function validateLibraryInput(input: LibraryInput): void {
-  if (!input || typeof input !== 'object') throw invalid('A library needs an id, a title and a source.');
-  if (typeof input.id !== 'string' || input.id === '') throw invalid('A library needs a non-empty id.');
-  if (typeof input.title !== 'string') throw invalid(`Library "${input.id}": title must be a string.`);
-  if (!input.source || typeof input.source.kind !== 'string' || input.source.kind === '') {
-    throw invalid(`Library "${input.id}": source.kind must be a non-empty string.`);
-  }
-  if (input.source.spec !== undefined && (typeof input.source.spec !== 'object' || input.source.spec === null)) {
-    throw invalid(`Library "${input.id}": source.spec must be an object.`);
-  }
-  for (const k of ['description', 'branch'] as const) {
-    if (input[k] !== undefined && typeof input[k] !== 'string') throw invalid(`Library "${input.id}": ${k} must be a string.`);
-  }
-  for (const k of ['stars', 'trustScore', 'benchmarkScore'] as const) {
-    if (input[k] !== undefined && !Number.isFinite(input[k])) throw invalid(`Library "${input.id}": ${k} must be a number.`);
-  }
 }

@@ -25,7 +25,16 @@ import type {
   VersionRecord,
 } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { libraryNotFound, notServedError } from '../../core/store-errors.ts';
+import {
+  LOG_LEVELS,
+  applyJobPatch,
+  libraryServing,
+  invalid,
+  jobStateToLibraryState,
+  libraryNotFound,
+  notServedError,
+  validateLibraryInput,
+} from '../../core/store-rules.ts';
 import { buildLexicalIndex } from '../../core/search/lexical-index.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
 import { BuildCache, type CachedBuild } from './build-cache.ts';
@@ -63,18 +72,9 @@ export const INTERRUPTED_ERROR = {
   message: 'The process stopped before this job finished; the previously served version is unchanged.',
 } as const;
 
-const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
-const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'interrupted'];
-const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 const SNIPPET_COLUMNS =
   'id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens';
-
-function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
-  if (state === 'queued' || state === 'running') return 'processing';
-  if (state === 'failed' || state === 'interrupted') return 'error';
-  return null;
-}
 
 function parseJson<T>(text: unknown, fallback: T): T {
   if (typeof text !== 'string') return fallback;
@@ -83,10 +83,6 @@ function parseJson<T>(text: unknown, fallback: T): T {
   } catch {
     return fallback;
   }
-}
-
-function invalid(message: string): RefdeskError {
-  return new RefdeskError('invalid_request', message);
 }
 
 export class EmbeddedStore implements Store {
@@ -431,18 +427,7 @@ export class EmbeddedStore implements Store {
           .filter((v) => str(v.version) !== '')
           .map((v) => ({ row: v, version: str(v.version), lastUpdateDate: strOrNull(v.last_update_date) })),
       );
-      let state: LibraryState;
-      let shown: Row | undefined;
-      if (def) {
-        state = 'finalized';
-        shown = def;
-      } else if (pinned.length > 0) {
-        state = 'finalized';
-        // The most recently updated pinned version.
-        shown = pinned.reduce((a, b) => ((b.lastUpdateDate ?? '') > (a.lastUpdateDate ?? '') ? b : a)).row;
-      } else {
-        state = jobStateToLibraryState(newestJob.get(libId)) ?? 'initial';
-      }
+      const { state, shown } = libraryServing(def, pinned, newestJob.get(libId));
       return {
         id: libId,
         title: str(lib.title),
@@ -740,19 +725,7 @@ export class EmbeddedStore implements Store {
     const db = this.requireWritable();
     const job = this.jobRecord(id);
     if (!job) throw invalid(`Job "${id}" not found.`);
-    if (patch.state !== undefined && !JOB_STATES.includes(patch.state)) {
-      throw invalid(`Unknown job state "${String(patch.state)}"; expected one of ${JOB_STATES.join(', ')}.`);
-    }
-    const now = this.now();
-    const state = patch.state ?? job.state;
-    let { startedAt, finishedAt } = job;
-    if (patch.state !== undefined) {
-      if (state === 'running' && !startedAt) startedAt = now;
-      if (state === 'queued' || state === 'running') finishedAt = null;
-      else if (TERMINAL_JOB_STATES.includes(state) && (job.state !== state || !finishedAt)) finishedAt = now;
-    }
-    const progress = patch.progress ? { ...job.progress, ...patch.progress } : job.progress;
-    const error = patch.error !== undefined ? patch.error : job.error;
+    const { state, progress, error, startedAt, finishedAt } = applyJobPatch(job, patch, this.now());
     run(db, 'UPDATE jobs SET state = ?, progress = ?, error = ?, started_at = ?, finished_at = ? WHERE id = ?', [
       state,
       JSON.stringify(progress),
@@ -838,22 +811,4 @@ function toJobRecord(r: Row): JobRecord {
     startedAt: strOrNull(r.started_at),
     finishedAt: strOrNull(r.finished_at),
   };
-}
-
-function validateLibraryInput(input: LibraryInput): void {
-  if (!input || typeof input !== 'object') throw invalid('A library needs an id, a title and a source.');
-  if (typeof input.id !== 'string' || input.id === '') throw invalid('A library needs a non-empty id.');
-  if (typeof input.title !== 'string') throw invalid(`Library "${input.id}": title must be a string.`);
-  if (!input.source || typeof input.source.kind !== 'string' || input.source.kind === '') {
-    throw invalid(`Library "${input.id}": source.kind must be a non-empty string.`);
-  }
-  if (input.source.spec !== undefined && (typeof input.source.spec !== 'object' || input.source.spec === null)) {
-    throw invalid(`Library "${input.id}": source.spec must be an object.`);
-  }
-  for (const k of ['description', 'branch'] as const) {
-    if (input[k] !== undefined && typeof input[k] !== 'string') throw invalid(`Library "${input.id}": ${k} must be a string.`);
-  }
-  for (const k of ['stars', 'trustScore', 'benchmarkScore'] as const) {
-    if (input[k] !== undefined && !Number.isFinite(input[k])) throw invalid(`Library "${input.id}": ${k} must be a number.`);
-  }
 }

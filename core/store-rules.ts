@@ -1,0 +1,110 @@
+/**
+ * Rules every Store follows, written once so the embedded and in-memory stores answer alike:
+ * job states, how a job's state shows in its library's state, input checks, not-found errors.
+ */
+import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryState, LogLevel } from './contracts.ts';
+import { RefdeskError } from './errors.ts';
+
+export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
+export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'interrupted'];
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+export function invalid(message: string): RefdeskError {
+  return new RefdeskError('invalid_request', message);
+}
+
+/** The library state a library's newest job implies when no default build is served. */
+export function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
+  if (state === 'queued' || state === 'running') return 'processing';
+  if (state === 'failed' || state === 'interrupted') return 'error';
+  return null;
+}
+
+/**
+ * A library's state and the version whose date and totals it shows: the default version when
+ * it is served, else the most recently updated served pinned version, else none (the state then
+ * follows the library's newest job).
+ */
+export function libraryServing<R>(
+  def: R | undefined,
+  pinned: ReadonlyArray<{ row: R; lastUpdateDate: string | null }>,
+  newestJobState: string | null | undefined,
+): { state: LibraryState; shown: R | undefined } {
+  if (def) return { state: 'finalized', shown: def };
+  if (pinned.length > 0) {
+    return { state: 'finalized', shown: pinned.reduce((a, b) => ((b.lastUpdateDate ?? '') > (a.lastUpdateDate ?? '') ? b : a)).row };
+  }
+  return { state: jobStateToLibraryState(newestJobState) ?? 'initial', shown: undefined };
+}
+
+export function validateLibraryInput(input: LibraryInput): void {
+  if (!input || typeof input !== 'object') throw invalid('A library needs an id, a title and a source.');
+  if (typeof input.id !== 'string' || input.id === '') throw invalid('A library needs a non-empty id.');
+  if (typeof input.title !== 'string') throw invalid(`Library "${input.id}": title must be a string.`);
+  if (!input.source || typeof input.source.kind !== 'string' || input.source.kind === '') {
+    throw invalid(`Library "${input.id}": source.kind must be a non-empty string.`);
+  }
+  if (input.source.spec !== undefined && (typeof input.source.spec !== 'object' || input.source.spec === null)) {
+    throw invalid(`Library "${input.id}": source.spec must be an object.`);
+  }
+  for (const k of ['description', 'branch'] as const) {
+    if (input[k] !== undefined && typeof input[k] !== 'string') throw invalid(`Library "${input.id}": ${k} must be a string.`);
+  }
+  for (const k of ['stars', 'trustScore', 'benchmarkScore'] as const) {
+    if (input[k] !== undefined && !Number.isFinite(input[k])) throw invalid(`Library "${input.id}": ${k} must be a number.`);
+  }
+}
+
+export function libraryNotFound(id: string): RefdeskError {
+  return new RefdeskError('library_not_found', `Library "${id}" not found. Check the library ID, or add the library first.`);
+}
+
+/**
+ * Why a known library serves nothing for `version` ('' = default), given that version's state
+ * and the library's finalized pinned versions.
+ */
+export function notServedError(libraryId: string, version: string, state: LibraryState, pinned: string[]): RefdeskError {
+  const available = pinned.length > 0 ? `Available versions: ${pinned.join(', ')}.` : 'It has no pinned versions.';
+  if (version !== '') {
+    const why = state === 'processing' ? ' yet: it is still being processed' : state === 'error' ? ': its last build failed' : '';
+    return new RefdeskError(
+      'version_not_found',
+      `Version "${version}" of library "${libraryId}" is not available${why}. ${available} Omit the version to use the default.`,
+    );
+  }
+  if (state === 'processing') {
+    return new RefdeskError('library_not_finalized', `Library "${libraryId}" is still being processed; try again in a moment.`);
+  }
+  if (pinned.length > 0) {
+    return new RefdeskError('version_not_found', `Library "${libraryId}" has no default version built. ${available}`);
+  }
+  if (state === 'error') {
+    return new RefdeskError(
+      'library_not_finalized',
+      `Library "${libraryId}" has no documentation yet: its last build failed. See the job log, fix the source and refresh the library.`,
+    );
+  }
+  return new RefdeskError('library_not_finalized', `Library "${libraryId}" has not been built yet; refresh it to build its documentation.`);
+}
+
+export type JobPatch = { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] };
+
+/**
+ * The job record after `patch` at time `now`: startedAt is set when the job first runs,
+ * finishedAt when it reaches a terminal state (cleared if it runs again), progress is merged.
+ */
+export function applyJobPatch(job: JobRecord, patch: JobPatch, now: string): JobRecord {
+  if (patch.state !== undefined && !JOB_STATES.includes(patch.state)) {
+    throw invalid(`Unknown job state "${String(patch.state)}"; expected one of ${JOB_STATES.join(', ')}.`);
+  }
+  const state = patch.state ?? job.state;
+  let { startedAt, finishedAt } = job;
+  if (patch.state !== undefined) {
+    if (state === 'running' && !startedAt) startedAt = now;
+    if (state === 'queued' || state === 'running') finishedAt = null;
+    else if (TERMINAL_JOB_STATES.includes(state) && (job.state !== state || !finishedAt)) finishedAt = now;
+  }
+  const progress = patch.progress ? { ...job.progress, ...patch.progress } : job.progress;
+  const error = patch.error !== undefined ? patch.error : job.error;
+  return { ...job, state, progress, error, startedAt, finishedAt };
+}
