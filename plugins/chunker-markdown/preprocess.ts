@@ -82,23 +82,12 @@ export function preprocess(source: string, format: string): PreprocessResult {
       continue;
     }
 
-    // Hugo highlight/code shortcodes wrap code: turn them into fences.
-    const hl = line.match(HUGO_HIGHLIGHT_OPEN);
-    if (hl && !line.includes('/*')) {
-      const end = findLine(lines, i + 1, HUGO_HIGHLIGHT_CLOSE);
+    // Hugo highlight/code/code-toggle shortcodes wrap code: turn them into fences.
+    const wrap = line.includes('/*') ? null : hugoCodeWrapper(line);
+    if (wrap) {
+      const end = findLine(lines, i + 1, wrap.close);
       if (end > 0) {
-        out[i] = '~~~~' + hl[2];
-        for (let k = i + 1; k < end; k++) out[k] = lines[k];
-        out[end] = '~~~~';
-        i = end + 1;
-        continue;
-      }
-    }
-    if (HUGO_CODE_TOGGLE_OPEN.test(line) && !line.includes('/*')) {
-      const end = findLine(lines, i + 1, HUGO_CODE_TOGGLE_CLOSE);
-      if (end > 0) {
-        const body = lines.slice(i + 1, end);
-        out[i] = '~~~~' + guessConfigLanguage(body);
+        out[i] = '~~~~' + (wrap.language ?? guessConfigLanguage(lines.slice(i + 1, end)));
         for (let k = i + 1; k < end; k++) out[k] = lines[k];
         out[end] = '~~~~';
         i = end + 1;
@@ -164,6 +153,14 @@ export function preprocess(source: string, format: string): PreprocessResult {
     i++;
   }
   return { text: out.join('\n'), unresolvedIncludes };
+}
+
+/** A Hugo shortcode that opens a code block: its closing pattern and language (null: guess). */
+function hugoCodeWrapper(line: string): { close: RegExp; language: string | null } | null {
+  const hl = line.match(HUGO_HIGHLIGHT_OPEN);
+  if (hl) return { close: HUGO_HIGHLIGHT_CLOSE, language: hl[2] };
+  if (HUGO_CODE_TOGGLE_OPEN.test(line)) return { close: HUGO_CODE_TOGGLE_CLOSE, language: null };
+  return null;
 }
 
 function findLine(lines: string[], from: number, re: RegExp): number {
