@@ -4,8 +4,8 @@
  */
 import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RefdeskError } from '../../core/errors.ts';
-import type { RuntimeEnv } from '../../core/contracts.ts';
+import { RefdeskError } from './errors.ts';
+import type { RuntimeEnv } from './contracts.ts';
 
 export const LOCK_FILE_NAME = 'refdesk.lock';
 

@@ -8,7 +8,7 @@
  * read-only and never take the lock.
  */
 import { parseArgs } from 'node:util';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createKernel, type Kernel } from '../core/kernel.ts';
 import { createConsoleLogger } from '../core/services.ts';
@@ -19,6 +19,7 @@ import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings, type ProcessSettings } from './env.ts';
 import { packForUpload } from './pack.ts';
+import { readDataLock } from '../core/data-lock.ts';
 
 const USAGE = `Usage: refdesk <command> [options]
 
@@ -41,22 +42,6 @@ async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode']): 
   const kernel = await createKernel(settings.configFile, { env: { dataDir: settings.dataDir, mode }, logger });
   await kernel.open();
   return kernel;
-}
-
-interface LockInfo {
-  pid: number;
-  mode: string;
-  port?: number;
-}
-
-async function readLock(dataDir: string): Promise<LockInfo | null> {
-  try {
-    const info = JSON.parse(await readFile(join(dataDir, 'refdesk.lock'), 'utf8')) as LockInfo;
-    process.kill(info.pid, 0);
-    return info;
-  } catch {
-    return null;
-  }
 }
 
 function progressPrinter() {
@@ -87,7 +72,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   const title = typeof values.title === 'string' ? values.title : undefined;
   const description = typeof values.description === 'string' ? values.description : undefined;
 
-  const lock = await readLock(settings.dataDir);
+  const lock = await readDataLock(settings.dataDir);
   if (lock && lock.mode === 'server' && lock.port) {
     process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending the documents to it on port ${lock.port}.\n`);
     return addThroughServer(lock.port, path, name, title, description);
@@ -211,7 +196,7 @@ async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promis
 
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
   const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
-  const lock = await readLock(settings.dataDir);
+  const lock = await readDataLock(settings.dataDir);
   if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}.`);
   const code = await cmdAdd(settings, [docs], { name: 'refdesk', title: 'Refdesk', description: "Refdesk's own documentation" });
   if (code !== 0) return code;

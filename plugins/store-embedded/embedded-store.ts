@@ -38,7 +38,7 @@ import {
 import { buildLexicalIndex } from '../../core/search/lexical-index.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
 import { BuildCache, type CachedBuild } from './build-cache.ts';
-import { acquireDataLock, type DataLock } from './data-lock.ts';
+import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
 import { all, get, loadSqlJs, num, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 import { sortVersionsNewestFirst } from '../../core/version-order.ts';

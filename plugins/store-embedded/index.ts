@@ -45,4 +45,4 @@ export default definePlugin({
 });
 
 export { EmbeddedStore, EMBEDDED_STORE_DEFAULTS, type EmbeddedStoreOptions, type EmbeddedStoreDeps } from './embedded-store.ts';
-export { readDataLock, type DataLockInfo } from './data-lock.ts';
+export { readDataLock, type DataLockInfo } from '../../core/data-lock.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { writeFileAtomic } from '../../../plugins/store-embedded/atomic-write.ts';
-import { lockFilePath, readDataLock } from '../../../plugins/store-embedded/data-lock.ts';
+import { lockFilePath, readDataLock } from '../../../core/data-lock.ts';
 import { INTERRUPTED_ERROR, JOB_LOG_LIMIT } from '../../../plugins/store-embedded/embedded-store.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import { makeStore, memoryLogger, tempDataDir } from './helpers.ts';
