@@ -45,11 +45,6 @@ export class Kernel {
     return this.chunkers.find((c) => c.formats.includes(format)) ?? this.chunkers.find((c) => c.formats.includes('text')) ?? this.chunkers[0];
   }
 
-  /** The source that creates library IDs under `/<prefix>/...` (null prefix: `/owner/repo`). */
-  sourceForPrefix(prefix: string | null): SourceEntry | undefined {
-    return [...this.sources.values()].find((s) => s.def.idPrefix === prefix);
-  }
-
   async open(): Promise<void> {
     if (this.opened) return;
     await this.store.open();
