@@ -38,6 +38,11 @@ export interface SourceDefinition<O = any, D extends DepTokens = DepTokens> exte
   idPrefix: string | null;
   /** JSON Schema of a library's source parameters (`spec`). Secret fields are `writeOnly`. */
   specSchema: JsonSchema;
+  /**
+   * The library ID a spec gives when the caller names none, e.g. `/vercel/next.js` for a GitHub
+   * URL or `/websites/docs_example_com` for a site. Throws a RefdeskError for a spec it cannot name.
+   */
+  deriveId?(spec: Record<string, unknown>): string;
 }
 
 export type AnyDefinition = Definition<Role, any, any> | SourceDefinition<any, any>;

@@ -7,6 +7,7 @@ import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
 import { validate } from './validate.ts';
+import { openSpec, sealSpec } from './secrets.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -49,6 +50,8 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
     validateLibraryName(input.name);
     if (entry.def.idPrefix === null) throw new RefdeskError('invalid_request', `The "${input.source}" source needs a full library ID (/owner/repo), not a name.`);
     id = parseLibraryId(`/${entry.def.idPrefix}/${input.name}`).id;
+  } else if (entry.def.deriveId) {
+    id = parseLibraryId(entry.def.deriveId(spec)).id;
   } else {
     throw new RefdeskError('invalid_request', 'Give a library name or ID.');
   }
@@ -63,7 +66,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
     title: input.title ?? existing?.title ?? id.split('/').pop()!,
     description: input.description ?? existing?.description ?? '',
     branch: input.branch ?? existing?.branch ?? '',
-    source: { kind: input.source, spec },
+    source: { kind: input.source, spec: sealSpec(entry.def.specSchema, spec, kernel.secrets) },
   });
   const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
@@ -116,7 +119,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     for await (const doc of entry.source.read({
       libraryId: job.libraryId,
       version: job.version,
-      spec: library.source.spec,
+      spec: openSpec(entry.def.specSchema, library.source.spec, kernel.secrets),
       signal,
       log,
       progress: (p) => {

@@ -8,6 +8,7 @@ import type { AnyDefinition, SourceDefinition } from './define.ts';
 import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
 import { Tokens } from './tokens.ts';
+import { dataDirSecretBox, type SecretBox } from './secrets.ts';
 import { createConsoleLogger, createFetch, systemClock } from './services.ts';
 
 export interface KernelServices {
@@ -29,6 +30,8 @@ export class Kernel {
   embedder: Embedder | null = null;
   reranker: Reranker | null = null;
   private opened = false;
+  /** Seals and opens secret spec fields (see core/secrets.ts). */
+  readonly secrets: SecretBox;
 
   constructor(
     readonly config: RefdeskConfig,
@@ -38,7 +41,9 @@ export class Kernel {
     readonly logger: Logger,
     readonly clock: Clock,
     readonly env: RuntimeEnv,
-  ) {}
+  ) {
+    this.secrets = dataDirSecretBox(env.dataDir);
+  }
 
   /** The chunker for a document format; markdown-like text falls back to the first chunker. */
   chunkerFor(format: DocumentFormat): Chunker {

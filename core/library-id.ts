@@ -7,6 +7,7 @@
  * the same LibraryId, and formatLibraryId always writes the `@` form):
  *   /owner/repo            kind 'repo'   (any first segment that is not a reserved prefix)
  *   /websites/<name>       /llmstxt/<source>   /packages/<name>   /pypi/<name>   /docs/<name>
+ *   /openapi/<name>        /confluence/<name>
  *   /npm/<name>            /npm/@scope/pkg  (scoped: see below)
  *
  * Decisions where the spec is silent:
@@ -42,7 +43,7 @@
  */
 import { RefdeskError } from './errors.ts';
 
-export type LibraryIdKind = 'repo' | 'websites' | 'llmstxt' | 'packages' | 'npm' | 'pypi' | 'docs';
+export type LibraryIdKind = 'repo' | 'websites' | 'llmstxt' | 'packages' | 'npm' | 'pypi' | 'docs' | 'openapi' | 'confluence';
 
 export interface LibraryId {
   /** canonical ID without version, e.g. '/owner/repo', '/docs/koa', '/npm/@scope/pkg' */
@@ -68,6 +69,8 @@ export const RESERVED_PREFIXES: readonly string[] = Object.freeze([
   'npm',
   'pypi',
   'docs',
+  'openapi',
+  'confluence',
 ]);
 
 const EXPECTED =

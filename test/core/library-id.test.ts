@@ -279,7 +279,7 @@ test('non-string input is rejected, not crashed on', () => {
 
 test('constants', () => {
   assert.equal(LIBRARY_ID_MAX_LENGTH, 500);
-  assert.deepEqual([...RESERVED_PREFIXES].sort(), ['docs', 'llmstxt', 'npm', 'packages', 'pypi', 'websites']);
+  assert.deepEqual([...RESERVED_PREFIXES].sort(), ['confluence', 'docs', 'llmstxt', 'npm', 'openapi', 'packages', 'pypi', 'websites']);
   assert.ok(Object.isFrozen(RESERVED_PREFIXES));
   for (const p of RESERVED_PREFIXES) {
     const parsed = parseLibraryId(`/${p.toUpperCase()}/x`);
