@@ -12,6 +12,7 @@ import { ConfigError } from './errors.ts';
 import type { AnyDefinition, Plugin, Role } from './define.ts';
 import { KERNEL_VERSION } from './version.ts';
 import { validate } from './validate.ts';
+import type { NetworkPolicy } from './net/address-policy.ts';
 
 const ROLES: readonly Role[] = ['source', 'chunker', 'embedder', 'reranker', 'store'];
 
@@ -25,6 +26,7 @@ export interface RefdeskConfig {
   plugins: PluginEntry[];
   slots: { store: string; chunkers?: string[]; embedder: string | null; reranker: string | null };
   query: { defaultTokens: number; minTokens: number; maxTokens: number };
+  network: NetworkPolicy;
 }
 
 /** A definition picked from a loaded plugin, with its validated options. */

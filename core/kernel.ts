@@ -78,6 +78,7 @@ export async function buildKernel(loaded: LoadedConfig, services: KernelServices
   container.registerInstance(Tokens.Fetch, services.fetch ?? createFetch());
   container.registerInstance(Tokens.Env, services.env);
   const { config, definitions, file } = loaded;
+  container.registerInstance(Tokens.NetworkPolicy, config.network);
 
   const make = async <T>(entry: LoadedDefinition): Promise<T> => {
     const child = container.createChildContainer();

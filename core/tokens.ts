@@ -1,5 +1,6 @@
 import { token } from './di.ts';
 import type { Clock, Fetch, Logger, RuntimeEnv, Store } from './contracts.ts';
+import type { NetworkPolicy } from './net/address-policy.ts';
 
 /** Well-known tokens of the services and slots the kernel provides to plugins. */
 export const Tokens = {
@@ -8,4 +9,6 @@ export const Tokens = {
   Clock: token<Clock>('core.clock'),
   Env: token<RuntimeEnv>('core.env'),
   Store: token<Store>('core.store'),
+  /** The operator's rules for fetching user-given URLs (config `network`). */
+  NetworkPolicy: token<NetworkPolicy>('core.network-policy'),
 } as const;

@@ -1,0 +1,149 @@
+/**
+ * Which hosts a self-hosted Refdesk may fetch on behalf of a user. By default every URL a user
+ * gives (websites, llms.txt, OpenAPI, Confluence, git) must resolve only to public addresses:
+ * loopback, private, link-local, carrier-grade NAT, multicast and cloud-metadata addresses are
+ * refused, after DNS resolution. An operator names internal hosts that are allowed anyway
+ * (`network.allowHosts` in config: host names, IPs or CIDR ranges, e.g. `wiki.corp.local`,
+ * `10.1.2.3`, `10.0.0.0/8`).
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { BlockList, isIP } from 'node:net';
+import { RefdeskError } from '../errors.ts';
+
+export interface NetworkPolicy {
+  /** Host names, IP addresses or CIDR ranges that may be fetched even when private. */
+  allowHosts: string[];
+  /** Turns the address checks off altogether (a trusted single-user machine). */
+  allowPrivateNetworks: boolean;
+  /** Largest response body read from a user-given URL, in bytes. */
+  maxResponseBytes: number;
+  /** Time limit of one request, in milliseconds. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_NETWORK_POLICY: NetworkPolicy = Object.freeze({
+  allowHosts: [],
+  allowPrivateNetworks: false,
+  maxResponseBytes: 50 * 1024 * 1024,
+  timeoutMs: 30_000,
+}) as NetworkPolicy;
+
+const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
+  ['0.0.0.0', 8, 'ipv4', 'an unspecified address'],
+  ['10.0.0.0', 8, 'ipv4', 'a private address'],
+  ['100.64.0.0', 10, 'ipv4', 'a carrier-grade NAT address'],
+  ['127.0.0.0', 8, 'ipv4', 'a loopback address'],
+  ['169.254.0.0', 16, 'ipv4', 'a link-local address (cloud metadata lives here)'],
+  ['172.16.0.0', 12, 'ipv4', 'a private address'],
+  ['192.0.0.0', 24, 'ipv4', 'a reserved address'],
+  ['192.168.0.0', 16, 'ipv4', 'a private address'],
+  ['198.18.0.0', 15, 'ipv4', 'a benchmarking address'],
+  ['224.0.0.0', 4, 'ipv4', 'a multicast address'],
+  ['240.0.0.0', 4, 'ipv4', 'a reserved address'],
+  ['::', 128, 'ipv6', 'an unspecified address'],
+  ['::1', 128, 'ipv6', 'a loopback address'],
+  ['fc00::', 7, 'ipv6', 'a private address'],
+  ['fe80::', 10, 'ipv6', 'a link-local address'],
+  ['ff00::', 8, 'ipv6', 'a multicast address'],
+  ['64:ff9b::', 96, 'ipv6', 'a NAT64 address'],
+];
+const METADATA = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254']);
+const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata', 'instance-data']);
+
+/** Why an address may not be fetched, or null when it is public. */
+export function blockedAddressReason(address: string): string | null {
+  let ip = address.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
+  if (mapped) ip = mapped[1];
+  const family = isIP(ip);
+  if (family === 0) return 'not an IP address';
+  if (METADATA.has(ip)) return 'a cloud metadata address';
+  for (const [net, prefix, type, reason] of RANGES) {
+    if ((type === 'ipv4') !== (family === 4)) continue;
+    const list = new BlockList();
+    list.addSubnet(net, prefix, type);
+    if (list.check(ip, type)) return reason;
+  }
+  return null;
+}
+
+function allowList(policy: NetworkPolicy): { names: Set<string>; ips: BlockList } {
+  const names = new Set<string>();
+  const ips = new BlockList();
+  for (const entry of policy.allowHosts) {
+    const e = entry.trim().toLowerCase();
+    const [net, prefix] = e.split('/');
+    const fam = isIP(net);
+    if (fam && prefix !== undefined) ips.addSubnet(net, Number(prefix), fam === 4 ? 'ipv4' : 'ipv6');
+    else if (fam) ips.addAddress(net, fam === 4 ? 'ipv4' : 'ipv6');
+    else names.add(e);
+  }
+  return { names, ips };
+}
+
+function isAllowedIp(list: BlockList, ip: string): boolean {
+  const fam = isIP(ip);
+  return fam !== 0 && list.check(ip, fam === 4 ? 'ipv4' : 'ipv6');
+}
+
+export type Lookup = (host: string) => Promise<Array<{ address: string; family: number }>>;
+const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+/**
+ * Checks one URL: scheme http(s) (or the extra schemes given), then the host against the allow
+ * list, then every address it resolves to. Resolves with the addresses it checked (so a caller can
+ * connect to exactly those); throws a `forbidden` RefdeskError that names the host and the reason.
+ */
+export async function assertUrlAllowed(
+  rawUrl: string | URL,
+  policy: NetworkPolicy,
+  options: { lookup?: Lookup; schemes?: string[] } = {},
+): Promise<Array<{ address: string; family: number }>> {
+  let url: URL;
+  try {
+    url = new URL(String(rawUrl));
+  } catch {
+    throw new RefdeskError('invalid_request', 'The URL is not a valid absolute URL.');
+  }
+  const schemes = options.schemes ?? ['http:', 'https:'];
+  if (!schemes.includes(url.protocol)) {
+    throw new RefdeskError('invalid_request', `Only ${schemes.map((s) => s.replace(':', '')).join(' and ')} URLs can be fetched (got ${url.protocol.replace(':', '')}).`);
+  }
+  if (url.username || url.password) {
+    throw new RefdeskError('invalid_request', 'Credentials in a URL are refused: pass a token in its own field instead.');
+  }
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  const allow = allowList(policy);
+  const lookup = options.lookup ?? systemLookup;
+  if (isIP(host)) {
+    if (policy.allowPrivateNetworks || isAllowedIp(allow.ips, host)) return [{ address: host, family: isIP(host) }];
+    const reason = blockedAddressReason(host);
+    if (reason) throw refused(host, reason);
+    return [{ address: host, family: isIP(host) }];
+  }
+  const named = allow.names.has(host);
+  if (!named && !policy.allowPrivateNetworks && (METADATA_NAMES.has(host) || host === 'localhost' || host.endsWith('.localhost'))) {
+    throw refused(host, host.includes('metadata') || host === 'instance-data' ? 'a cloud metadata host' : 'a loopback address');
+  }
+  let addrs: Array<{ address: string; family: number }>;
+  try {
+    addrs = await lookup(host);
+  } catch {
+    throw new RefdeskError('invalid_source', `The host "${host}" could not be resolved.`);
+  }
+  if (addrs.length === 0) throw new RefdeskError('invalid_source', `The host "${host}" has no addresses.`);
+  if (named || policy.allowPrivateNetworks) return addrs;
+  for (const a of addrs) {
+    if (isAllowedIp(allow.ips, a.address)) continue;
+    const reason = blockedAddressReason(a.address);
+    if (reason) throw refused(host, `${reason} (${a.address})`);
+  }
+  return addrs;
+}
+
+function refused(host: string, reason: string): RefdeskError {
+  return new RefdeskError(
+    'forbidden',
+    `Refusing to fetch from "${host}": it is ${reason}. An operator can allow an internal host with network.allowHosts in the config.`,
+  );
+}
