@@ -26,8 +26,29 @@ export interface SourceDocument {
   content: string;
   /** A title when the source knows one better than the content does. */
   title?: string;
-  /** Content hash when the source computed one (used to skip unchanged documents). */
+  /**
+   * A fingerprint of the document (a content hash, a git blob id, a page version). When it equals
+   * the previous build's hash for the same path, the kernel reuses that document's snippets
+   * instead of chunking it again. The kernel computes a content hash when this is absent.
+   */
   hash?: string;
+  /**
+   * Small facts the source wants back on the next refresh (an ETag, a Last-Modified date, a
+   * page version); stored with the document and handed back in `SourceContext.previous`.
+   */
+  meta?: Record<string, string>;
+  /**
+   * True when the source knows, without reading it again, that the document is the same as in
+   * the previous build (e.g. an HTTP 304, an unchanged page version). `content` may then be ''
+   * and the kernel reuses the previous snippets; the path must be in `SourceContext.previous`.
+   */
+  unchanged?: boolean;
+}
+
+/** What the previous (served) build held for one document path. */
+export interface PreviousDocument {
+  hash: string;
+  meta: Record<string, string>;
 }
 
 export type SnippetType = 'code' | 'info';
@@ -128,6 +149,12 @@ export interface SourceContext {
   log(level: LogLevel, message: string): void;
   /** Progress for the job record. */
   progress(p: IngestProgress): void;
+  /**
+   * The documents of the build currently served for this library version, by path (empty on
+   * the first ingest). A source uses it for conditional requests and to mark documents
+   * `unchanged`; documents it no longer yields are dropped from the new build.
+   */
+  previous: ReadonlyMap<string, PreviousDocument>;
 }
 
 /**

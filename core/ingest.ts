@@ -121,6 +121,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       version: job.version,
       spec: openSpec(entry.def.specSchema, library.source.spec, kernel.secrets),
       signal,
+      previous: new Map(), // filled from the served build by the refresh work (kernel side, in progress)
       log,
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;

@@ -1,7 +1,7 @@
 /**
  * Plugin test kit: run a Source the way the kernel does, and collect what it produced.
  */
-import type { IngestProgress, Logger, LogLevel, Source, SourceContext, SourceDocument } from '../contracts.ts';
+import type { IngestProgress, Logger, LogLevel, PreviousDocument, Source, SourceContext, SourceDocument } from '../contracts.ts';
 
 export interface RunSourceResult {
   documents: SourceDocument[];
@@ -19,7 +19,7 @@ export interface RunSourceResult {
 export async function runSource(
   source: Source,
   spec: Record<string, unknown>,
-  opts: { libraryId?: string; version?: string; signal?: AbortSignal } = {},
+  opts: { libraryId?: string; version?: string; signal?: AbortSignal; previous?: ReadonlyMap<string, PreviousDocument> } = {},
 ): Promise<RunSourceResult> {
   const logs: RunSourceResult['logs'] = [];
   const progress: IngestProgress[] = [];
@@ -28,6 +28,7 @@ export async function runSource(
     version: opts.version ?? '',
     spec,
     signal: opts.signal ?? new AbortController().signal,
+    previous: opts.previous ?? new Map(),
     log(level, message) {
       logs.push({ level, message });
     },

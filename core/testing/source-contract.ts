@@ -128,6 +128,7 @@ export function runSourceContract(
       version: options.version ?? '',
       spec,
       signal,
+      previous: new Map(),
       log() {},
       progress() {},
     };

@@ -217,7 +217,7 @@ test('aborting stops an archive read', async (t) => {
   const { docs, error } = await (async () => {
     const out: SourceDocument[] = [];
     try {
-      for await (const d of new UploadSource().read({ libraryId: '/docs/x', version: '', spec: { path: zip }, signal: ac2.signal, log() {}, progress() {} })) {
+      for await (const d of new UploadSource().read({ libraryId: '/docs/x', version: '', spec: { path: zip }, signal: ac2.signal, previous: new Map(), log() {}, progress() {} })) {
         out.push(d);
         ac2.abort();
       }

@@ -44,6 +44,7 @@ export async function drain(source: Source, spec: Record<string, unknown>, signa
     version: '',
     spec,
     signal: signal ?? new AbortController().signal,
+    previous: new Map(),
     log() {},
     progress() {},
   };

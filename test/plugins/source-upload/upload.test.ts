@@ -206,7 +206,7 @@ test('an aborted signal stops the read', async (t) => {
   await assert.rejects(runSource(new UploadSource(), { path: root }, { signal: pre.signal }), { name: 'AbortError' });
 
   const ac = new AbortController();
-  const ctx: SourceContext = { libraryId: '/docs/x', version: '', spec: { path: root }, signal: ac.signal, log() {}, progress() {} };
+  const ctx: SourceContext = { libraryId: '/docs/x', version: '', spec: { path: root }, signal: ac.signal, previous: new Map(), log() {}, progress() {} };
   const it = new UploadSource().read(ctx)[Symbol.asyncIterator]();
   const first = await it.next();
   assert.equal(first.done, false);
