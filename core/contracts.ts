@@ -51,6 +51,13 @@ export interface PreviousDocument {
   meta: Record<string, string>;
 }
 
+/** One document of a build, as the store records it (for refreshes). */
+export interface BuildDocument extends PreviousDocument {
+  path: string;
+  /** Fingerprint of the chunking that made the document's snippets (kernel version and options). */
+  chunker: string;
+}
+
 export type SnippetType = 'code' | 'info';
 
 /** What a chunker emits: one answerable unit with its provenance. */
@@ -321,6 +328,13 @@ export interface Store {
   /** Starts a new build; the library must exist. Returns the build id. */
   beginBuild(libraryId: string, version: string, jobId: string | null): Promise<string>;
   addSnippets(buildId: string, snippets: Snippet[]): Promise<void>;
+  /** Records documents of a staged build (same path again replaces the record). */
+  addDocuments(buildId: string, documents: BuildDocument[]): Promise<void>;
+  /**
+   * The document records of the served build of a version, by path; an empty map when the
+   * version has no served build (or the library is unknown).
+   */
+  getDocuments(libraryId: string, version: string): Promise<Map<string, BuildDocument>>;
   /** Switches the version to this build; the previous build is removed. */
   finalizeBuild(buildId: string): Promise<VersionRecord>;
   /** Discards the staged build; the served build (if any) is untouched. */

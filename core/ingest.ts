@@ -2,7 +2,9 @@
  * The ingest pipeline: add request -> persisted job -> Source.read -> Chunker -> Store build,
  * switched over only when finalized. A failure (or a kill) never touches the served version.
  */
-import type { IngestProgress, JobRecord, LibraryRecord, LogLevel, Snippet } from './contracts.ts';
+import { createHash } from 'node:crypto';
+import type { BuildDocument, IngestProgress, JobRecord, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
+import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
@@ -111,6 +113,20 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   try {
     if (!entry) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
     buildId = await store.beginBuild(job.libraryId, job.version, job.id);
+    // Documents of the served build that this kernel's chunking made: the source may skip them.
+    const fingerprint = chunkingFingerprint(kernel);
+    const previous = new Map<string, PreviousDocument>();
+    for (const [path, d] of await store.getDocuments(job.libraryId, job.version)) {
+      if (d.chunker === fingerprint) previous.set(path, { hash: d.hash, meta: d.meta });
+    }
+    let previousSnippets: Map<string, Snippet[]> | null = null;
+    const reuse = async (path: string): Promise<Snippet[]> => {
+      previousSnippets ??= groupByPath(await store.getSnippets(job.libraryId, job.version));
+      return previousSnippets.get(path) ?? [];
+    };
+    let reused = 0;
+    let documents: BuildDocument[] = [];
+    const seenPaths = new Set<string>();
     const controller = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
     const batchSize = options.batchSize ?? 2000;
@@ -121,7 +137,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       version: job.version,
       spec: openSpec(entry.def.specSchema, library.source.spec, kernel.secrets),
       signal,
-      previous: new Map(), // filled from the served build by the refresh work (kernel side, in progress)
+      previous,
       log,
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;
@@ -130,24 +146,57 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       },
     })) {
       signal.throwIfAborted();
-      let snippets: Snippet[];
-      try {
-        snippets = kernel.chunkerFor(doc.format).chunk(doc);
-      } catch (e) {
-        log('warn', `skipped ${doc.path}: the chunker failed (${(e as Error).message})`);
+      if (seenPaths.has(doc.path)) {
+        log('warn', `skipped ${doc.path}: the source gave this path twice`);
         continue;
       }
+      seenPaths.add(doc.path);
+      const before = previous.get(doc.path);
+      let snippets: Snippet[];
+      let hash: string;
+      let meta = doc.meta ?? {};
+      if (doc.unchanged) {
+        if (!before) {
+          log('warn', `skipped ${doc.path}: the source marked it unchanged, but the served build does not have it`);
+          continue;
+        }
+        hash = before.hash;
+        if (!doc.meta) meta = before.meta;
+        snippets = await reuse(doc.path);
+        reused++;
+      } else {
+        hash = doc.hash ?? createHash('sha1').update(doc.content).digest('hex');
+        if (before && before.hash === hash) {
+          snippets = await reuse(doc.path);
+          reused++;
+        } else {
+          try {
+            snippets = kernel.chunkerFor(doc.format).chunk(doc);
+          } catch (e) {
+            log('warn', `skipped ${doc.path}: the chunker failed (${(e as Error).message})`);
+            continue;
+          }
+        }
+      }
+      documents.push({ path: doc.path, hash, meta, chunker: fingerprint });
       progress.files++;
       progress.snippets += snippets.length;
       for (const s of snippets) totalTokens += s.tokens;
       batch.push(...snippets);
       if (batch.length >= batchSize) {
         await store.addSnippets(buildId, batch);
+        await store.addDocuments(buildId, documents);
         batch = [];
+        documents = [];
       }
       report();
     }
     if (batch.length > 0) await store.addSnippets(buildId, batch);
+    if (documents.length > 0) await store.addDocuments(buildId, documents);
+    const removed = [...previous.keys()].filter((p) => !seenPaths.has(p)).length;
+    if (previous.size > 0) {
+      log('info', `refresh: ${reused} documents unchanged (snippets reused), ${progress.files - reused} read and chunked, ${removed} removed`);
+    }
     if (progress.snippets === 0) {
       throw new RefdeskError('no_documentation', `No documentation found: the source gave ${progress.files} documents and no snippets.`);
     }
@@ -172,4 +221,24 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (!isRefdeskError(e)) logger.error('ingest crashed', { job: job.id, stack: (e as Error).stack });
     return await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } });
   }
+}
+
+/**
+ * Identifies how snippets were made: the kernel version and the chunking configuration. Snippets
+ * of a previous build are reused only when this matches, so a new chunker gives fresh snippets.
+ */
+export function chunkingFingerprint(kernel: Kernel): string {
+  const chunking = { kernel: KERNEL_VERSION, chunkers: kernel.config.slots.chunkers ?? null, plugins: kernel.config.plugins };
+  return createHash('sha1').update(JSON.stringify(chunking)).digest('hex').slice(0, 16);
+}
+
+function groupByPath(snippets: StoredSnippet[]): Map<string, Snippet[]> {
+  const out = new Map<string, Snippet[]>();
+  for (const stored of snippets) {
+    const { id: _id, seq: _seq, ...snippet } = stored;
+    let list = out.get(snippet.sourcePath);
+    if (!list) out.set(snippet.sourcePath, (list = []));
+    list.push({ ...snippet, breadcrumb: [...snippet.breadcrumb] });
+  }
+  return out;
 }

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  BuildDocument,
   BuildStats,
   Clock,
   IngestProgress,
@@ -86,6 +87,7 @@ interface BuildRow {
   /** Insertion order, the tie-breaker the embedded store's rowid gives. */
   rowid: number;
   snippets: StoredSnippet[];
+  documents: Map<string, BuildDocument>;
   byId: Map<number, StoredSnippet> | null;
   index: LexicalIndex | null;
 }
@@ -389,6 +391,7 @@ export class MemoryStore implements Store {
       finishedAt: null,
       rowid: this.nextRowid++,
       snippets: [],
+      documents: new Map(),
       byId: null,
       index: null,
     });
@@ -410,6 +413,21 @@ export class MemoryStore implements Store {
     // All or nothing, like the embedded store's transaction: copy everything before numbering.
     const copies = snippets.map(copySnippet);
     for (const s of copies) build.snippets.push(Object.freeze({ id: this.nextSnippetId++, seq: seq++, ...s }));
+  }
+
+  async addDocuments(buildId: string, documents: BuildDocument[]): Promise<void> {
+    this.requireOpen();
+    const build = this.stagedBuild(buildId);
+    for (const d of documents) build.documents.set(d.path, { path: d.path, hash: d.hash, meta: { ...d.meta }, chunker: d.chunker });
+  }
+
+  async getDocuments(libraryId: string, version: string): Promise<Map<string, BuildDocument>> {
+    this.requireOpen();
+    const row = this.versions.get(versionKey(libraryId, version));
+    const build = row ? this.builds.get(row.activeBuildId) : undefined;
+    const out = new Map<string, BuildDocument>();
+    for (const [p, d] of build?.documents ?? []) out.set(p, { ...d, meta: { ...d.meta } });
+    return out;
   }
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {
@@ -437,6 +455,7 @@ export class MemoryStore implements Store {
     if (build.state === 'failed') return;
     if (build.state === 'finalized') throw invalid(`Build "${buildId}" is already finalized and served; it cannot be failed.`);
     build.snippets = [];
+    build.documents = new Map();
     build.state = 'failed';
     build.finishedAt = this.now();
   }

@@ -249,6 +249,33 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
           await assert.rejects(store.finalizeBuild(staged), errorCode('invalid_request'));
         }));
 
+      test('document records follow their build: served after finalize, dropped on fail and rebuild', () =>
+        withStore(async (store) => {
+          await store.upsertLibrary(lib('/docs/koa'));
+          assert.equal((await store.getDocuments('/docs/koa', '')).size, 0);
+          assert.equal((await store.getDocuments('/docs/unknown', '')).size, 0);
+          const doc = (path: string, hash: string) => ({ path, hash, meta: { etag: `"${hash}"` }, chunker: 'c1' });
+          const b1 = await store.beginBuild('/docs/koa', '', null);
+          await store.addSnippets(b1, [sampleSnippet()]);
+          await store.addDocuments(b1, [doc('a.md', 'h1'), doc('b.md', 'h2')]);
+          await store.addDocuments(b1, [doc('b.md', 'h3')]);
+          assert.equal((await store.getDocuments('/docs/koa', '')).size, 0, 'a staged build is not served');
+          await store.finalizeBuild(b1);
+          const served = await store.getDocuments('/docs/koa', '');
+          assert.deepEqual([...served.values()].sort((x, y) => x.path.localeCompare(y.path)), [doc('a.md', 'h1'), doc('b.md', 'h3')]);
+          const b2 = await store.beginBuild('/docs/koa', '', null);
+          await store.addSnippets(b2, [sampleSnippet()]);
+          await store.addDocuments(b2, [doc('c.md', 'h4')]);
+          await store.failBuild(b2);
+          assert.deepEqual([...(await store.getDocuments('/docs/koa', '')).keys()].sort(), ['a.md', 'b.md']);
+          const b3 = await store.beginBuild('/docs/koa', '', null);
+          await store.addSnippets(b3, [sampleSnippet()]);
+          await store.addDocuments(b3, [doc('c.md', 'h4')]);
+          await store.finalizeBuild(b3);
+          assert.deepEqual([...(await store.getDocuments('/docs/koa', '')).keys()], ['c.md']);
+          await assert.rejects(store.addDocuments(b3, [doc('d.md', 'h5')]), errorCode('invalid_request'));
+        }));
+
       test('a failed first build leaves the version without snippets', () =>
         withStore(async (store) => {
           await store.upsertLibrary(lib('/docs/koa'));

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
+  BuildDocument,
   BuildStats,
   Clock,
   IngestProgress,
@@ -376,6 +377,7 @@ export class EmbeddedStore implements Store {
     const buildIds = all(db, 'SELECT id FROM builds WHERE library_id = ?', [id]).map((r) => str(r.id));
     transaction(db, () => {
       run(db, 'DELETE FROM snippets WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
+      run(db, 'DELETE FROM documents WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
       run(db, 'DELETE FROM builds WHERE library_id = ?', [id]);
       run(db, 'DELETE FROM versions WHERE library_id = ?', [id]);
       run(db, 'DELETE FROM job_logs WHERE job_id IN (SELECT id FROM jobs WHERE library_id = ?)', [id]);
@@ -569,6 +571,32 @@ export class EmbeddedStore implements Store {
     this.dirty = true; // batched: the timer, close() or the next durable call writes it
   }
 
+  async addDocuments(buildId: string, documents: BuildDocument[]): Promise<void> {
+    const db = this.requireWritable();
+    this.stagedBuild(db, buildId);
+    if (documents.length === 0) return;
+    transaction(db, () => {
+      const stmt = db.prepare('INSERT OR REPLACE INTO documents (build_id, path, hash, meta, chunker) VALUES (?, ?, ?, ?, ?)');
+      try {
+        for (const d of documents) stmt.run([buildId, d.path, d.hash, JSON.stringify(d.meta ?? {}), d.chunker ?? '']);
+      } finally {
+        stmt.free();
+      }
+    });
+    this.dirty = true; // batched like snippets
+  }
+
+  async getDocuments(libraryId: string, version: string): Promise<Map<string, BuildDocument>> {
+    const db = this.requireDb();
+    const out = new Map<string, BuildDocument>();
+    const row = get(db, 'SELECT active_build_id FROM versions WHERE library_id = ? AND version = ?', [libraryId, version]);
+    if (row?.active_build_id == null) return out;
+    for (const r of all(db, 'SELECT path, hash, meta, chunker FROM documents WHERE build_id = ?', [str(row.active_build_id)])) {
+      out.set(str(r.path), { path: str(r.path), hash: str(r.hash), meta: JSON.parse(str(r.meta)) as Record<string, string>, chunker: str(r.chunker) });
+    }
+    return out;
+  }
+
   async finalizeBuild(buildId: string): Promise<VersionRecord> {
     const db = this.requireWritable();
     const build = this.stagedBuild(db, buildId);
@@ -591,6 +619,7 @@ export class EmbeddedStore implements Store {
       run(db, "UPDATE builds SET state = 'finalized', finished_at = ? WHERE id = ?", [now, buildId]);
       if (prev && prev !== buildId) {
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
+        run(db, 'DELETE FROM documents WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM builds WHERE id = ?', [prev]);
       }
       return prev;
@@ -609,6 +638,7 @@ export class EmbeddedStore implements Store {
     if (state === 'finalized') throw invalid(`Build "${buildId}" is already finalized and served; it cannot be failed.`);
     transaction(db, () => {
       run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
+      run(db, 'DELETE FROM documents WHERE build_id = ?', [buildId]);
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE id = ?", [this.now(), buildId]);
     });
     await this.persist();

@@ -2,7 +2,7 @@
 import { RefdeskError } from '../../core/errors.ts';
 import { get, type Database } from './sqlite.ts';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -89,6 +89,18 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 `;
 
+/** Version 2: the documents of each build, so a refresh can skip unchanged documents. */
+const SCHEMA_V2 = `
+CREATE TABLE IF NOT EXISTS documents (
+  build_id  TEXT NOT NULL,
+  path      TEXT NOT NULL,
+  hash      TEXT NOT NULL,
+  meta      TEXT NOT NULL DEFAULT '{}',
+  chunker   TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (build_id, path)
+);
+`;
+
 /** The schema version recorded in the file, or null for an empty database. */
 export function readSchemaVersion(db: Database): number | null {
   const hasMeta = get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
@@ -113,8 +125,9 @@ export function ensureSchema(db: Database, fileForMessages: string): boolean {
     );
   }
   if (found === SCHEMA_VERSION) return false;
-  // Future migrations go here (found < SCHEMA_VERSION).
-  db.exec(SCHEMA_V1);
+  // Migrations: each step is additive and idempotent (CREATE ... IF NOT EXISTS).
+  if (found === null || found < 1) db.exec(SCHEMA_V1);
+  if (found === null || found < 2) db.exec(SCHEMA_V2);
   db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
   return true;
 }
