@@ -33,7 +33,7 @@ before(async () => {
       '',
     ].join('\n'),
   );
-  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: createTestLogger().logger });
+  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: createTestLogger() });
   await kernel.open();
 });
 after(async () => {
