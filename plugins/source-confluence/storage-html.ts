@@ -250,7 +250,7 @@ class Emitter {
       return `${titleLine}<pre><code${cls}>${escapeHtml(text(plain ?? rich))}</code></pre>`;
     }
     if (macro in PANEL_LABELS) return this.panel(PANEL_LABELS[macro], title, body);
-    if (macro === 'panel') return this.panel(title || '', '', body);
+    if (macro === 'panel') return title ? `<blockquote><p><strong>${escapeHtml(title)}</strong></p>${body}</blockquote>` : this.panel('', '', body);
     if (macro === 'expand') return `${titleLine}${body}`;
     if (macro === 'status') return title ? `<strong>${escapeHtml(title)}</strong>` : '';
     if (macro === 'jira') return escapeHtml(params.get('key') ?? '');
@@ -260,9 +260,12 @@ class Emitter {
     return '';
   }
 
+  /** `> **Warning:** Title` above the body, or `> **Note:** first paragraph...` without a title. */
   private panel(label: string, title: string, body: string): string {
-    const head = label ? `<strong>${escapeHtml(label)}${title ? ':' : ''}</strong>${title ? ` ${escapeHtml(title)}` : ''}` : '';
-    return `<blockquote>${head ? `<p>${head}</p>` : ''}${body}</blockquote>`;
+    if (!label) return `<blockquote>${body}</blockquote>`;
+    const head = `<strong>${escapeHtml(label)}:</strong>`;
+    if (!title && body.startsWith('<p>')) return `<blockquote><p>${head} ${body.slice(3)}</blockquote>`;
+    return `<blockquote><p>${head}${title ? ` ${escapeHtml(title)}` : ''}</p>${body}</blockquote>`;
   }
 
   /** The cloud editor's panels; other ADF extensions show their fallback. */
