@@ -36,6 +36,18 @@ function turndown(): TurndownService {
       return `${first ? '| ' : ' '}${one} |`;
     },
   });
+  // Turndown keeps a ``` fence even around code that holds ```: use a longer fence then.
+  td.addRule('confluenceFencedCode', {
+    filter: (node) => node.nodeName === 'PRE' && node.firstChild?.nodeName === 'CODE',
+    replacement(_content, node) {
+      const code = node.firstChild as unknown as { className?: string; textContent: string | null };
+      const lang = /(?:^|\s)language-(\S+)/.exec(code.className ?? '')?.[1] ?? '';
+      const text = (code.textContent ?? '').replace(/\n+$/, '');
+      const longest = Math.max(2, ...[...text.matchAll(/^ {0,3}(`{3,})/gm)].map((m) => m[1].length));
+      const fence = '`'.repeat(longest + 1);
+      return `\n\n${fence}${lang}\n${text}\n${fence}\n\n`;
+    },
+  });
   service = td;
   return td;
 }

@@ -60,7 +60,10 @@ function numericEntities(xml: string): string {
     const items = doc.body.children;
     list.forEach((n, i) => {
       const text = items[i]?.textContent ?? '';
-      entityCache.set(n, text !== '' && text !== `&${n};` ? text : null);
+      // Every named entity is one or two code points; a longer text is a legacy prefix match
+      // (`&notanentity;` read as `&not` + `anentity;`), i.e. not an entity.
+      const points = [...text].length;
+      entityCache.set(n, points >= 1 && points <= 2 ? text : null);
     });
   }
   return xml.replace(/&([A-Za-z][A-Za-z0-9]{0,31});/g, (all, name: string) => {
