@@ -1,0 +1,26 @@
+import { definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import { ConfluenceSource } from './confluence-source.ts';
+import { confluenceOptionsSchema, confluenceSpecSchema, type ConfluenceOptions } from './schema.ts';
+import { deriveConfluenceId } from './spec.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-confluence',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'confluence',
+      idPrefix: 'confluence',
+      description:
+        'A Confluence space (Cloud REST v2 or Server/Data Center REST v1), or a page subtree, becomes a /confluence/<site>_<space> library; refreshes re-read only pages whose version changed.',
+      options: confluenceOptionsSchema,
+      specSchema: confluenceSpecSchema,
+      deps: { fetch: Tokens.Fetch, logger: Tokens.Logger },
+      deriveId: deriveConfluenceId,
+      create(options: ConfluenceOptions, deps) {
+        return new ConfluenceSource(options, deps);
+      },
+    }),
+  ],
+});
