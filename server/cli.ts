@@ -100,7 +100,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
 }
 
 async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
-  const body = await packForUpload(path);
+  const body = new Blob([new Uint8Array(await packForUpload(path))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   const base = `http://127.0.0.1:${port}`;
   const res = await fetch(`${base}/api/admin/upload?${qs}`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream' } });
