@@ -153,17 +153,21 @@ export function tsdocToMarkdown(doc: string): string {
     .replace(/^\/\*\*+/, '')
     .replace(/\*+\/$/, '')
     .split('\n')
-    .map((l) => l.replace(/^\s*\* ?/, ''))
+    .map((l) => l.replace(/^\s*\* ?/, '').trimEnd())
     .join('\n')
     .replace(/\{@(?:link|linkcode|linkplain)\s+([^}|\s]+)(?:[\s|]+([^}]*))?\}/g, (_m, target: string, label?: string) => '`' + (label?.trim() || target) + '`');
   const out: string[] = [];
   const lines = body.split('\n');
   let inExample = false;
   let exampleFenced = false;
+  const closeExample = () => {
+    while (out.length > 0 && out[out.length - 1] === '') out.pop();
+    out.push('```');
+  };
   for (const line of lines) {
     const tag = /^@(\w+)\s*(.*)$/.exec(line.trim());
     if (tag) {
-      if (inExample && !exampleFenced) out.push('```');
+      if (inExample && !exampleFenced && out.includes('```ts')) closeExample();
       inExample = false;
       const [, name, rest] = tag;
       if (name === 'param' || name === 'arg' || name === 'argument') {
@@ -192,7 +196,7 @@ export function tsdocToMarkdown(doc: string): string {
     }
     out.push(line);
   }
-  if (inExample && !exampleFenced && out.includes('```ts')) out.push('```');
+  if (inExample && !exampleFenced && out.includes('```ts')) closeExample();
   return out.join('\n').replace(/\n{3,}/g, '\n\n').trim();
 }
 
