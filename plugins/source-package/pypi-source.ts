@@ -32,11 +32,17 @@ export interface PypiProject {
  */
 export function pypiVersions(doc: PypiProject): string[] {
   const all = Object.keys(doc.releases ?? {});
-  const key = (v: string) => semver.coerce(v, { includePrerelease: true });
+  const key = (v: string) => semver.coerce(v);
+  // Same release numbers: a pre-release (2.0rc1, 2.0.dev1) is older than the release, a post-release newer.
+  const rank = (v: string) => {
+    const rest = v.replace(/^v?\d+(\.\d+)*/, '').replace(/^[.-]/, '').toLowerCase();
+    if (rest === '') return 1;
+    return /^(dev|a|alpha|b|beta|c|rc|pre|preview)/.test(rest) ? 0 : 2;
+  };
   return [...all].sort((a, b) => {
     const ka = key(a);
     const kb = key(b);
-    if (ka && kb) return semver.rcompare(ka, kb) || (a < b ? 1 : a > b ? -1 : 0);
+    if (ka && kb) return semver.rcompare(ka, kb) || rank(b) - rank(a) || (a < b ? 1 : a > b ? -1 : 0);
     return ka ? -1 : kb ? 1 : a < b ? 1 : -1;
   });
 }
