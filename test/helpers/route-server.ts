@@ -13,7 +13,7 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+export type Handler = (req: IncomingMessage, res: ServerResponse, url: URL) => unknown;
 
 export interface TestServer {
   /** `http://127.0.0.1:<port>` */
