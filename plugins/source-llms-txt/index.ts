@@ -1,0 +1,25 @@
+import { definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import { deriveLlmsTxtId } from './derive-id.ts';
+import { LlmsTxtSource } from './llms-txt-source.ts';
+import { llmsTxtOptionsSchema, llmsTxtSpecSchema, type LlmsTxtOptions } from './schema.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-llms-txt',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'llmstxt',
+      idPrefix: 'llmstxt',
+      description: 'An llms.txt file and the pages it links (or an llms-full / llms-ctx file split into its pages) becomes a /llmstxt/<source> library.',
+      options: llmsTxtOptionsSchema,
+      specSchema: llmsTxtSpecSchema,
+      deps: { fetch: Tokens.Fetch, logger: Tokens.Logger, policy: Tokens.NetworkPolicy },
+      deriveId: deriveLlmsTxtId,
+      create(options: LlmsTxtOptions, deps) {
+        return new LlmsTxtSource(options, deps);
+      },
+    }),
+  ],
+});

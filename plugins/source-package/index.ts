@@ -1,0 +1,38 @@
+import { definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import { deriveNpmId, derivePypiId } from './names.ts';
+import { NpmSource } from './npm-source.ts';
+import { PypiSource } from './pypi-source.ts';
+import { npmOptionsSchema, npmSpecSchema, pypiOptionsSchema, pypiSpecSchema, type PackageOptions } from './schema.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-package',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'npm',
+      idPrefix: 'npm',
+      description: 'An npm package (README, docs, markdown and public type declarations of its tarball) becomes a /npm/<name> library.',
+      options: npmOptionsSchema,
+      specSchema: npmSpecSchema,
+      deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
+      deriveId: deriveNpmId,
+      create(options: PackageOptions, deps) {
+        return new NpmSource(options, deps);
+      },
+    }),
+    defineSource({
+      kind: 'pypi',
+      idPrefix: 'pypi',
+      description: 'A PyPI project (long description, docs of its sdist or wheel) becomes a /pypi/<name> library.',
+      options: pypiOptionsSchema,
+      specSchema: pypiSpecSchema,
+      deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
+      deriveId: derivePypiId,
+      create(options: PackageOptions, deps) {
+        return new PypiSource(options, deps);
+      },
+    }),
+  ],
+});
