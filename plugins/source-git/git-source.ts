@@ -143,7 +143,8 @@ export class GitSource implements Source {
     const toRead = selection.files.filter((f) => !unchanged.has(f.path));
     if (unchanged.size > 0) ctx.log('info', `${unchanged.size} documents unchanged since the last build, ${toRead.length} to read`);
 
-    const texts = await this.readTexts(session, toRead.map((f) => byPath.get(f.path)!), ctx, 'documentation');
+    const budget = { bytes: 0 };
+    const texts = await this.readTexts(session, toRead.map((f) => byPath.get(f.path)!), ctx, 'documentation', budget);
     // Include directives name more files: fetch them all in one more batch.
     const includePaths = new Set<string>();
     for (const f of toRead) {
@@ -154,7 +155,7 @@ export class GitSource implements Source {
         if ('path' in r && !texts.has(r.path)) includePaths.add(r.path);
       }
     }
-    const included = await this.readTexts(session, [...includePaths].map((p) => byPath.get(p)!), ctx, 'included');
+    const included = await this.readTexts(session, [...includePaths].map((p) => byPath.get(p)!), ctx, 'included', budget);
     for (const [p, t] of texts) included.set(p, t);
 
     let files = 0;
@@ -240,7 +241,7 @@ export class GitSource implements Source {
   }
 
   /** Fetches (one batch) and decodes the given files; skips binary and oversized files with a warning. */
-  private async readTexts(session: GitSession, entries: TreeEntry[], ctx: SourceContext, what: string): Promise<Map<string, string>> {
+  private async readTexts(session: GitSession, entries: TreeEntry[], ctx: SourceContext, what: string, budget: { bytes: number }): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     if (entries.length === 0) return out;
     const repo: GitRepo = session.repo;
@@ -252,9 +253,15 @@ export class GitSource implements Source {
       blobs = await repo.readBlobs(entries.map((e) => e.oid), this.options.maxBytes);
     } catch (e) {
       if (e instanceof RefdeskError && e.code === 'too_large') {
-        throw new RefdeskError('too_large', `The ${what} files of ${session.url.display} are larger than ${this.options.maxBytes} bytes, this server's limit (git source option maxBytes). Add a refdesk.json with "folders" to choose fewer.`);
+        throw new RefdeskError('too_large', `The documentation of ${session.url.display} holds more than ${this.options.maxBytes} bytes, this server's limit (git source option maxBytes). Add a refdesk.json with "folders" to choose fewer.`);
       }
       throw e instanceof RetryableError ? e.error : e;
+    }
+    let total = 0;
+    for (const b of blobs.values()) total += b.length;
+    budget.bytes += total;
+    if (budget.bytes > this.options.maxBytes) {
+      throw new RefdeskError('too_large', `The documentation of ${session.url.display} holds more than ${this.options.maxBytes} bytes, this server's limit (git source option maxBytes). Add a refdesk.json with "folders" to choose fewer.`);
     }
     for (const e of entries) {
       const data = blobs.get(e.oid);
