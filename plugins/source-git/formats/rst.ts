@@ -64,12 +64,19 @@ export function rstToMarkdown(source: string, include?: IncludeLines): string {
   };
 
   /** Emits a fenced block for body lines [start, end) at `indent`; the fence uses free lines around it. */
-  const fence = (openAt: number, start: number, end: number, language: string, indent: number) => {
+  const fence = (openAt: number, start: number, end: number, language: string, indent: number): number => {
     out[openAt] = '```' + language;
     const cut = (l: string) => l.replace(/\t/g, '        ').slice(Math.min(indent, indentOf(l)));
     for (let k = start; k < end; k++) out[k] = lines[k].trim() === '' ? '' : cut(lines[k]);
-    if (end < lines.length && lines[end].trim() === '') out[end] = '```';
-    else extra = ['```'];
+    if (end < lines.length && lines[end].trim() === '') {
+      out[end] = '```';
+      return end + 1;
+    }
+    if (end < lines.length) {
+      // No free line after the body: close the fence on the body's last line.
+      out[end - 1] = out[end - 1] + '\n```';
+    } else extra = ['```'];
+    return end;
   };
 
   let i = 0;
@@ -124,11 +131,9 @@ export function rstToMarkdown(source: string, include?: IncludeLines): string {
         if (s < end) {
           const bodyIndent = Math.min(...lines.slice(s, end).filter((l) => l.trim() !== '').map(indentOf));
           const lang = (arg.trim().split(/\s+/)[0] || defaultLanguage).replace(/^pycon$/, 'python');
-          if (s > i + 1 && lines[s - 1].trim() === '') fence(s - 1, s, end, lang, bodyIndent);
-          else {
-            // No blank line before the body: open the fence on the directive line itself.
-            fence(i, s, end, lang, bodyIndent);
-          }
+          // The fence opens on the blank line before the body, else on the directive line itself.
+          i = fence(s > i + 1 && lines[s - 1].trim() === '' ? s - 1 : i, s, end, lang, bodyIndent);
+          continue;
         }
         i = Math.max(end, k);
         continue;
@@ -159,8 +164,7 @@ export function rstToMarkdown(source: string, include?: IncludeLines): string {
       if (s < lines.length && indentOf(lines[s]) > indent) {
         const end = bodyEnd(lines, s, indent);
         out[i] = inline(line.replace(/\s*::\s*$/, line.trim() === '::' ? '' : ':').trimStart());
-        fence(s - 1, s, end, defaultLanguage, Math.min(...lines.slice(s, end).filter((l) => l.trim() !== '').map(indentOf)));
-        i = end;
+        i = fence(s - 1, s, end, defaultLanguage, Math.min(...lines.slice(s, end).filter((l) => l.trim() !== '').map(indentOf)));
         continue;
       }
     }
