@@ -52,6 +52,7 @@ export function parseGitUrl(raw: unknown, provider?: unknown): GitUrl {
   const text = (raw as string).trim();
   if (text.startsWith('-')) invalid("it must not start with '-'");
   if (/\s/.test(text)) invalid('it contains whitespace');
+  if (/[/:]\.\.?(\/|$)/.test(text)) invalid("its path contains a '.' or '..' segment");
 
   const scp = !/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? SCP_LIKE.exec(text) : null;
   if (scp) {
