@@ -20,7 +20,7 @@ export interface ClassifiedFailure {
 
 const AUTH = /Authentication failed|could not read (Username|Password)|terminal prompts disabled|returned error: 401|Permission denied \(publickey|Invalid username or password|HTTP Basic: Access denied/i;
 const FORBIDDEN = /returned error: 403/i;
-const NOT_FOUND = /returned error: 404|Repository not found|does not appear to be a git repository|not found: did you run git update-server-info|No such file or directory|does not exist/i;
+const NOT_FOUND = /returned error: 404|Repository not found|repository '[^']*' not found|does not appear to be a git repository|not found: did you run git update-server-info|No such file or directory|does not exist/i;
 const REDIRECT = /returned error: 30[1278]|redirect/i;
 const TRANSIENT = /returned error: (5\d\d|429|408)|Could not resolve host|Failed to connect|Connection (refused|reset|timed out)|Operation timed out|RPC failed|early EOF|remote end hung up unexpectedly|transfer closed|Empty reply from server|SSL|gnutls|TLS|unexpected disconnect|Recv failure|Send failure|Couldn't connect/i;
 

@@ -35,7 +35,7 @@ export async function startGitServer(root: string, tokens: Record<string, string
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const repo = url.pathname.split('/')[1] ?? '';
+    const repo = Object.keys(tokens).find((k) => url.pathname.startsWith(`/${k}/`));
     const record = (status: number) => requests.push({ method: req.method ?? 'GET', path: url.pathname, auth: Boolean(req.headers.authorization), status });
     if (failures > 0) {
       failures--;
@@ -43,7 +43,7 @@ export async function startGitServer(root: string, tokens: Record<string, string
       res.writeHead(failStatus, { 'content-type': 'text/plain' }).end('temporarily unavailable\n');
       return;
     }
-    const token = tokens[repo];
+    const token = repo === undefined ? undefined : tokens[repo];
     if (token !== undefined && !credentialsOk(req, token)) {
       record(401);
       res.writeHead(401, { 'www-authenticate': 'Basic realm="git"', 'content-type': 'text/plain' }).end('authentication required\n');
