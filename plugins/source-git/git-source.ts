@@ -1,0 +1,285 @@
+/**
+ * The git source: a repository (GitHub, GitLab, Bitbucket or any git server over https, ssh, or
+ * file:// when allowed) read with the system git, shallow and without blobs first, then only the
+ * documentation blobs fetched in one batch. Documents carry their git blob id as hash, so a
+ * refresh skips (and does not even download) unchanged documents.
+ */
+import { createHash } from 'node:crypto';
+import type { Logger, PreviousDocument, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import type { NetworkPolicy } from '../../core/net/address-policy.ts';
+import { CONVERTER_VERSION, convertDocument } from './formats/convert.ts';
+import type { GitRepo, TreeEntry } from './git-repo.ts';
+import { openSession, parseSpec, type GitSession } from './git-session.ts';
+import { webUrlFor } from './git-url.ts';
+import { findIncludeTargets, resolveIncludePath, type IncludeReader } from './includes.ts';
+import { CONFIG_FILES, NO_CONFIG, parseRepoConfig, type RepoConfig } from './repo-config.ts';
+import { resolveRef } from './resolve-ref.ts';
+import { DEFAULT_GIT_OPTIONS, type GitSourceOptions } from './schema.ts';
+import { selectDocs, type SourceFormat } from './select.ts';
+import { compareVersionsDesc } from './versions.ts';
+import { RetryableError } from './retry.ts';
+
+export interface GitSourceDeps {
+  policy: NetworkPolicy;
+  logger?: Logger;
+}
+
+/** Versions a repository offers (for the library's `versions`). */
+export interface GitVersions {
+  defaultBranch: string;
+  /** Every tag, newest first. */
+  tags: string[];
+  /** The tags the repository's config file names in `previousVersions` (may be empty). */
+  configured: string[];
+}
+
+const PROGRESS_EVERY = 50;
+
+/** `git<converter>:<blob id>`, plus the included files' ids when the page includes others. */
+function documentHash(entry: TreeEntry, includes: string[], oidOf: (p: string) => string | undefined): string {
+  const base = `git${CONVERTER_VERSION}:${entry.oid}`;
+  if (includes.length === 0) return base;
+  const h = createHash('sha1');
+  for (const p of includes) h.update(`${p}\0${oidOf(p) ?? 'missing'}\n`);
+  return `${base}+${h.digest('hex').slice(0, 16)}`;
+}
+
+function splitIncludes(meta: Record<string, string> | undefined): string[] {
+  return meta?.includes ? meta.includes.split('\n').filter((s) => s !== '') : [];
+}
+
+function decodeUtf8(data: Buffer): string | null {
+  if (data.includes(0)) return null;
+  return data.toString('utf8').replace(/^\uFEFF/, '');
+}
+
+export class GitSource implements Source {
+  readonly options: GitSourceOptions;
+
+  constructor(
+    options: Partial<GitSourceOptions>,
+    private readonly deps: GitSourceDeps,
+  ) {
+    this.options = { ...DEFAULT_GIT_OPTIONS, ...options };
+  }
+
+  async *read(ctx: SourceContext): AsyncGenerator<SourceDocument> {
+    ctx.signal.throwIfAborted();
+    const spec = parseSpec(ctx.spec);
+    const session = await openSession(spec, this.options, this.deps.policy, ctx.signal, ctx.log);
+    try {
+      yield* this.readSession(session, spec.branch, ctx);
+    } finally {
+      await session.close();
+    }
+  }
+
+  /** The default branch, the tags (newest first) and the tags the repository's config names. */
+  async versions(specInput: Record<string, unknown>, signal: AbortSignal = new AbortController().signal): Promise<GitVersions> {
+    const spec = parseSpec(specInput);
+    const log = (level: 'warn' | 'info' | 'debug' | 'error', message: string) => this.deps.logger?.log(level, message);
+    const session = await openSession(spec, this.options, this.deps.policy, signal, log);
+    try {
+      const refs = await session.retry(() => session.repo.listRefs());
+      const tags = [...refs.tags.keys()].sort(compareVersionsDesc);
+      const ref = resolveRef(refs, '', spec.branch, session.url.display);
+      await session.retry(() => session.repo.clone(ref.kind === 'default' ? '' : ref.name));
+      const config = await this.readConfig(session, await session.repo.tree());
+      return { defaultBranch: ref.name, tags, configured: config.previousVersions.filter((t) => refs.tags.has(t)) };
+    } finally {
+      await session.close();
+    }
+  }
+
+  private async *readSession(session: GitSession, branch: string | undefined, ctx: SourceContext): AsyncGenerator<SourceDocument> {
+    const { repo, url } = session;
+    ctx.progress({ message: `listing refs of ${url.display}` });
+    const refs = await session.retry(() => repo.listRefs());
+    const ref = resolveRef(refs, ctx.version, branch, url.display);
+    const refLabel = ref.kind === 'default' ? `default branch ${ref.name || '(HEAD)'}` : `${ref.kind} ${ref.name}`;
+
+    if (this.sameCommit(ctx.previous, ref.commit)) {
+      ctx.log('info', `${url.display} ${refLabel} is still at ${ref.commit.slice(0, 12)}: all ${ctx.previous.size} documents are unchanged`);
+      for (const [path, prev] of [...ctx.previous].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        ctx.signal.throwIfAborted();
+        yield { path, format: prev.meta.format ?? 'markdown', content: '', unchanged: true, hash: prev.hash, meta: prev.meta };
+      }
+      return;
+    }
+
+    ctx.log('info', `cloning ${url.display} (${refLabel}, commit ${ref.commit.slice(0, 12)}): shallow, without blobs`);
+    ctx.progress({ message: `cloning ${url.display}` });
+    await session.retry(() => repo.clone(ref.kind === 'default' ? '' : ref.name));
+    const commit = await repo.head();
+    const tree = await repo.tree();
+    const byPath = new Map(tree.map((e) => [e.path, e]));
+    const config = await this.readConfig(session, tree);
+    if (config.file) ctx.log('info', `using ${config.file} from the repository${config.rules.length ? ` (${config.rules.length} rules)` : ''}`);
+
+    const selection = selectDocs(
+      tree.map((e) => e.path),
+      config,
+    );
+    const skipped = Object.entries(selection.skipped).map(([why, n]) => `${n} (${why})`).join(', ');
+    ctx.log('info', `${tree.length} files in the repository, ${selection.files.length} documentation files selected${skipped ? `; skipped ${skipped}` : ''}`);
+    if (selection.files.length === 0) {
+      throw new RefdeskError(
+        'no_documentation',
+        `No documentation found in ${url.display} (${refLabel}): no Markdown, MDX, reStructuredText, AsciiDoc, notebook or docs-folder text files${config.file ? ` under the folders chosen by ${config.file}` : ''}.`,
+      );
+    }
+    if (selection.files.length > this.options.maxFiles) {
+      throw new RefdeskError('too_large', `The repository ${url.display} has ${selection.files.length} documentation files; this server indexes at most ${this.options.maxFiles} (git source option maxFiles). Add a refdesk.json with "folders" to choose fewer.`);
+    }
+
+    // Which documents changed since the served build (by blob id, includes and converter version).
+    const oidOf = (p: string) => byPath.get(p)?.oid;
+    const unchanged = new Set<string>();
+    for (const f of selection.files) {
+      const prev = ctx.previous.get(f.path);
+      if (prev && prev.meta.conv === CONVERTER_VERSION && documentHash(byPath.get(f.path)!, splitIncludes(prev.meta), oidOf) === prev.hash) unchanged.add(f.path);
+    }
+    const toRead = selection.files.filter((f) => !unchanged.has(f.path));
+    if (unchanged.size > 0) ctx.log('info', `${unchanged.size} documents unchanged since the last build, ${toRead.length} to read`);
+
+    const budget = { bytes: 0 };
+    const texts = await this.readTexts(session, toRead.map((f) => byPath.get(f.path)!), ctx, 'documentation', budget);
+    // Include directives name more files: fetch them all in one more batch.
+    const includePaths = new Set<string>();
+    for (const f of toRead) {
+      const text = texts.get(f.path);
+      if (text === undefined) continue;
+      for (const target of findIncludeTargets(text, f.format)) {
+        const r = resolveIncludePath(f.path, target, (p) => byPath.has(p));
+        if ('path' in r && !texts.has(r.path)) includePaths.add(r.path);
+      }
+    }
+    const included = await this.readTexts(session, [...includePaths].map((p) => byPath.get(p)!), ctx, 'included', budget);
+    for (const [p, t] of texts) included.set(p, t);
+
+    let files = 0;
+    let bytes = 0;
+    let yielded = 0;
+    for (const f of selection.files) {
+      ctx.signal.throwIfAborted();
+      const entry = byPath.get(f.path)!;
+      const prev = ctx.previous.get(f.path);
+      if (unchanged.has(f.path) && prev) {
+        yielded++;
+        yield { path: f.path, format: prev.meta.format ?? 'markdown', content: '', unchanged: true, hash: prev.hash, meta: { ...prev.meta, commit } };
+        continue;
+      }
+      const text = texts.get(f.path);
+      if (text === undefined) continue;
+      const doc = this.convert(f.path, f.format, text, entry, commit, included, byPath, ctx);
+      if (!doc) continue;
+      doc.url = webUrlFor(url, ref.name, f.path);
+      if (doc.url === undefined) delete doc.url;
+      files++;
+      bytes += Buffer.byteLength(text);
+      yielded++;
+      yield doc;
+      if (files % PROGRESS_EVERY === 0) ctx.progress({ files, bytes, message: `read ${files} of ${toRead.length} documents` });
+    }
+    ctx.signal.throwIfAborted();
+    if (yielded === 0) {
+      throw new RefdeskError('no_documentation', `No documentation found in ${url.display} (${refLabel}): the ${selection.files.length} candidate files could not be read as text (see the job log).`);
+    }
+    ctx.progress({ files, bytes, message: `read ${files} documents` });
+    ctx.log('info', `read ${files} documents (${bytes} bytes)${unchanged.size ? `, ${unchanged.size} unchanged` : ''} from commit ${commit.slice(0, 12)}`);
+  }
+
+  private convert(
+    path: string,
+    format: SourceFormat,
+    text: string,
+    entry: TreeEntry,
+    commit: string,
+    available: Map<string, string>,
+    byPath: Map<string, TreeEntry>,
+    ctx: SourceContext,
+  ): SourceDocument | null {
+    const used: string[] = [];
+    const problems: string[] = [];
+    const read: IncludeReader = (file) => {
+      const r = resolveIncludePath(path, file, (p) => byPath.has(p));
+      if ('problem' in r) return r;
+      const t = available.get(r.path);
+      if (t === undefined) return { problem: `"${r.path}" could not be read` };
+      if (!used.includes(r.path)) used.push(r.path);
+      return { path: r.path, text: t };
+    };
+    const converted = convertDocument(format, text, read, problems);
+    for (const p of problems) ctx.log('warn', `${path}: include not resolved: ${p}`);
+    if (!converted) {
+      ctx.log('warn', `skipped ${path}: not a valid ${format} file`);
+      return null;
+    }
+    used.sort();
+    const meta: Record<string, string> = { commit, conv: CONVERTER_VERSION, format: converted.format };
+    if (used.length > 0) meta.includes = used.join('\n');
+    return { path, format: converted.format, content: converted.content, hash: documentHash(entry, used, (p) => byPath.get(p)?.oid), meta };
+  }
+
+  /** True when the served build came from this very commit with this converter. */
+  private sameCommit(previous: ReadonlyMap<string, PreviousDocument>, commit: string): boolean {
+    if (previous.size === 0) return false;
+    for (const prev of previous.values()) if (prev.meta.commit !== commit || prev.meta.conv !== CONVERTER_VERSION) return false;
+    return true;
+  }
+
+  private async readConfig(session: GitSession, tree: TreeEntry[]): Promise<RepoConfig> {
+    for (const name of CONFIG_FILES) {
+      const entry = tree.find((e) => e.path === name);
+      if (!entry) continue;
+      await session.retry(() => session.repo.fetchBlobs([entry.oid]));
+      const data = (await session.repo.readBlobs([entry.oid], 1024 * 1024)).get(entry.oid);
+      return parseRepoConfig(name, data?.toString('utf8') ?? '');
+    }
+    return NO_CONFIG;
+  }
+
+  /** Fetches (one batch) and decodes the given files; skips binary and oversized files with a warning. */
+  private async readTexts(session: GitSession, entries: TreeEntry[], ctx: SourceContext, what: string, budget: { bytes: number }): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (entries.length === 0) return out;
+    const repo: GitRepo = session.repo;
+    ctx.progress({ message: `fetching ${entries.length} ${what} files` });
+    const fetched = await session.retry(() => repo.fetchBlobs(entries.map((e) => e.oid)));
+    if (fetched > 0) ctx.log('info', `fetched ${fetched} ${what} files`);
+    let blobs: Map<string, Buffer>;
+    try {
+      blobs = await repo.readBlobs(entries.map((e) => e.oid), this.options.maxBytes);
+    } catch (e) {
+      if (e instanceof RefdeskError && e.code === 'too_large') {
+        throw new RefdeskError('too_large', `The documentation of ${session.url.display} holds more than ${this.options.maxBytes} bytes, this server's limit (git source option maxBytes). Add a refdesk.json with "folders" to choose fewer.`);
+      }
+      throw e instanceof RetryableError ? e.error : e;
+    }
+    let total = 0;
+    for (const b of blobs.values()) total += b.length;
+    budget.bytes += total;
+    if (budget.bytes > this.options.maxBytes) {
+      throw new RefdeskError('too_large', `The documentation of ${session.url.display} holds more than ${this.options.maxBytes} bytes, this server's limit (git source option maxBytes). Add a refdesk.json with "folders" to choose fewer.`);
+    }
+    for (const e of entries) {
+      const data = blobs.get(e.oid);
+      if (!data) {
+        ctx.log('warn', `skipped ${e.path}: its content could not be read`);
+        continue;
+      }
+      if (data.length > this.options.maxFileBytes) {
+        ctx.log('warn', `skipped ${e.path}: ${data.length} bytes is over the per-file limit maxFileBytes=${this.options.maxFileBytes}`);
+        continue;
+      }
+      const text = decodeUtf8(data);
+      if (text === null) {
+        ctx.log('warn', `skipped ${e.path}: binary content`);
+        continue;
+      }
+      out.set(e.path, text);
+    }
+    return out;
+  }
+}

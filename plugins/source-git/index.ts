@@ -1,0 +1,25 @@
+import { definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import { GitSource } from './git-source.ts';
+import { deriveGitLibraryId } from './git-url.ts';
+import { gitOptionsSchema, gitSpecSchema, type GitSourceOptions } from './schema.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-git',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'git',
+      idPrefix: null,
+      description: 'A git repository (GitHub, GitLab, Bitbucket or any git server; https, ssh or file://) becomes an /owner/repo library; tags are its versions.',
+      options: gitOptionsSchema,
+      specSchema: gitSpecSchema,
+      deriveId: deriveGitLibraryId,
+      deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger },
+      create(options: GitSourceOptions, deps) {
+        return new GitSource(options, deps);
+      },
+    }),
+  ],
+});

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../../../core/net/address-policy.ts';
+import { RefdeskError, type ErrorCode } from '../../../core/errors.ts';
+import { GitSource } from '../../../plugins/source-git/git-source.ts';
+import type { GitSourceOptions } from '../../../plugins/source-git/schema.ts';
+import { startGitServer, type GitServer } from './git-http-server.ts';
+import { RepoBuilder } from './repo-builder.ts';
+
+/** The policy tests pass: loopback allowed, as an operator would allow an internal host. */
+export const LOOPBACK_POLICY: NetworkPolicy = { ...DEFAULT_NETWORK_POLICY, allowHosts: ['127.0.0.1'] };
+
+export interface GitFixture {
+  root: string;
+  server: GitServer;
+  repo(name: string, branch?: string): RepoBuilder;
+  /** `http://127.0.0.1:<port>/<name>.git` */
+  url(name: string): string;
+  source(options?: Partial<GitSourceOptions>, policy?: NetworkPolicy): GitSource;
+  close(): Promise<void>;
+}
+
+/** A temp dir with a git smart-HTTP server over `<root>/served`; private repos by token. */
+export async function gitFixture(tokens: Record<string, string> = {}): Promise<GitFixture> {
+  const root = await mkdtemp(join(tmpdir(), 'refdesk-git-test-'));
+  const server = await startGitServer(join(root, 'served'), tokens);
+  return {
+    root,
+    server,
+    repo: (name, branch) => new RepoBuilder(root, name, branch),
+    url: (name) => `${server.base}/${name}.git`,
+    source: (options = {}, policy = LOOPBACK_POLICY) => new GitSource({ retryDelayMs: 5, ...options }, { policy }),
+    async close() {
+      await server.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts a RefdeskError with this code whose message contains every fragment. */
+export async function rejectsWith(p: Promise<unknown>, code: ErrorCode, fragments: string[] = []): Promise<RefdeskError> {
+  let caught: unknown;
+  try {
+    await p;
+  } catch (e) {
+    caught = e;
+  }
+  assert.ok(caught instanceof RefdeskError, `expected a RefdeskError(${code}), got ${String(caught)}`);
+  assert.equal(caught.code, code, caught.message);
+  for (const f of fragments) assert.ok(caught.message.includes(f), `message ${JSON.stringify(caught.message)} lacks ${JSON.stringify(f)}`);
+  return caught;
+}

@@ -1,0 +1,110 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createKernel, type Kernel } from '../../../core/kernel.ts';
+import { createConsoleLogger } from '../../../core/services.ts';
+import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
+import { getContext } from '../../../core/query.ts';
+import { gitFixture, type GitFixture } from './helpers.ts';
+
+const PLUGINS = fileURLToPath(new URL('../../../plugins/', import.meta.url));
+const TOKEN = 'glpat-KernelLevelSecret-42424242';
+
+describe('a git library through the kernel', () => {
+  let fx: GitFixture;
+  let dir: string;
+  let kernel: Kernel;
+
+  before(async () => {
+    fx = await gitFixture({ 'acme/widgets.git': TOKEN });
+    fx.repo('acme/widgets')
+      .commit({
+        'README.md': '# Widgets\n\nWidgets render dashboards.\n',
+        'docs/configure.md': '# Configure\n\n## Set the refresh interval\n\nCall `setRefreshInterval` with milliseconds:\n\n```js\nwidgets.setRefreshInterval(5000);\n```\n',
+      })
+      .tag('v1.0.0')
+      .commit({ 'docs/configure.md': '# Configure\n\n## Set the refresh cadence\n\nCall `setCadence` with seconds:\n\n```js\nwidgets.setCadence(5);\n```\n' })
+      .publish();
+    dir = mkdtempSync(join(tmpdir(), 'refdesk-git-kernel-'));
+    const config = join(dir, 'config.yaml');
+    writeFileSync(
+      config,
+      [
+        'plugins:',
+        `  - use: ${join(PLUGINS, 'store-embedded', 'index.ts')}`,
+        `  - use: ${join(PLUGINS, 'chunker-markdown', 'index.ts')}`,
+        `  - use: ${join(PLUGINS, 'source-git', 'index.ts')}`,
+        '    options:',
+        '      git:',
+        '        retryDelayMs: 5',
+        'slots:',
+        '  store: embedded',
+        '  chunkers: [markdown]',
+        '  embedder: null',
+        '  reranker: null',
+        'network:',
+        "  allowHosts: ['127.0.0.1']",
+        '',
+      ].join('\n'),
+    );
+    kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'writer' }, logger: createConsoleLogger('error', () => {}) });
+    await kernel.open();
+  });
+
+  after(async () => {
+    await kernel?.close();
+    await fx?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('addLibrary derives /owner/repo, the job indexes the private repository, getContext answers from it', async () => {
+    const { library, job } = await addLibrary(kernel, { source: 'git', spec: { url: fx.url('acme/widgets'), token: TOKEN } });
+    assert.equal(library.id, '/acme/widgets');
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    const ctx = await getContext(kernel, { libraryId: '/acme/widgets', query: 'how do I set the refresh cadence' });
+    assert.ok(ctx.snippets.some((s) => s.code.includes('widgets.setCadence(5)')), 'the default branch is served');
+    const log = await kernel.store.getJobLog(job.id);
+    assert.ok(log.some((l) => /documentation files selected/.test(l.message)), 'progress lines reach the job record');
+    assert.ok(!JSON.stringify(log).includes(TOKEN));
+  });
+
+  test('a tag is indexed as a version and served as /owner/repo/v1.0.0 and @v1.0.0', async () => {
+    const { job } = await addLibrary(kernel, { source: 'git', id: '/acme/widgets/v1.0.0', spec: { url: fx.url('acme/widgets'), token: TOKEN } });
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    assert.deepEqual((await kernel.store.getLibrary('/acme/widgets'))?.versions, ['v1.0.0']);
+    for (const id of ['/acme/widgets/v1.0.0', '/acme/widgets@v1.0.0']) {
+      const ctx = await getContext(kernel, { libraryId: id, query: 'refresh interval' });
+      assert.ok(ctx.snippets.some((s) => s.code.includes('setRefreshInterval(5000)')), id);
+      assert.ok(!ctx.snippets.some((s) => s.code.includes('setCadence')), id);
+    }
+  });
+
+  test('a wrong token fails the job with a clear error that does not contain it; the served version stays', async () => {
+    const wrong = 'glpat-WrongWrongWrong-1111111';
+    const { job } = await addLibrary(kernel, { source: 'git', id: '/acme/widgets', spec: { url: fx.url('acme/widgets'), token: wrong } });
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'failed');
+    assert.equal(done.error?.code, 'unauthorized');
+    assert.ok(!JSON.stringify(done).includes(wrong));
+    assert.ok(!JSON.stringify(await kernel.store.getJobLog(job.id)).includes(wrong));
+    const ctx = await getContext(kernel, { libraryId: '/acme/widgets', query: 'refresh cadence' });
+    assert.ok(ctx.snippets.length > 0, 'the previous build is still served');
+  });
+
+  test('the token is not in the database file in clear', async () => {
+    const lib = await kernel.store.getLibrary('/acme/widgets');
+    assert.match(String(lib?.source.spec.token), /^rdk-secret:v1:/);
+    await kernel.close();
+    const dataDir = join(dir, 'data');
+    for (const f of readdirSync(dataDir)) {
+      const bytes = readFileSync(join(dataDir, f));
+      assert.ok(!bytes.includes(TOKEN), `${f} holds the token in clear`);
+      assert.ok(!bytes.includes(Buffer.from(TOKEN, 'utf16le')), `${f} holds the token in UTF-16`);
+    }
+  });
+});
