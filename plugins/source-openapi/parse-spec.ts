@@ -23,7 +23,8 @@ export function parseText(text: string, location: string): Record<string, unknow
       data = JSON.parse(body);
     } catch (e) {
       const m = /position (\d+)/.exec((e as Error).message);
-      const line = m ? body.slice(0, Number(m[1])).split('\n').length : undefined;
+      const end = /end of JSON input/.test((e as Error).message);
+      const line = m ? body.slice(0, Number(m[1])).split('\n').length : end ? body.trimEnd().split('\n').length : undefined;
       throw new RefdeskError(
         'invalid_source',
         `The OpenAPI spec ${location} is not valid JSON${line ? ` (line ${line})` : ''}: ${(e as Error).message.split('\n')[0]}.`,
@@ -145,21 +146,11 @@ const NOISE = new Set(['oneOf', 'anyOf', 'if', 'then', 'else', 'not', '$ref', 'u
 export function validationError(e: unknown, text: string, location: string): RefdeskError {
   const err = e as Error & { details?: AjvLikeError[]; path?: string; code?: string; source?: string };
   if (Array.isArray(err.details) && err.details.length > 0) {
-    const seen = new Set<string>();
-    const lines: string[] = [];
+    const problems = summarizeAjv(err.details);
     const locate = locator(text);
-    const ranked = [...err.details].sort((a, b) => Number(NOISE.has(a.keyword ?? '')) - Number(NOISE.has(b.keyword ?? '')) || (b.instancePath ?? '').length - (a.instancePath ?? '').length);
-    for (const d of ranked) {
-      const at = d.instancePath || '/';
-      const what = describeAjv(d);
-      const key = `${at} ${what}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      lines.push(`at ${at}${locate(at)}: ${what}`);
-      if (lines.length >= 3) break;
-    }
-    const more = err.details.length > lines.length ? ` (${err.details.length} schema errors in all; the most specific are shown)` : '';
-    return new RefdeskError('invalid_source', `The spec ${location} is not a valid OpenAPI document: ${lines.join('; ')}${more}. Fix the spec and add it again.`);
+    const shown = problems.slice(0, 3).map((p) => `at ${p.at}${locate(p.at)}: ${p.what}`);
+    const more = problems.length > shown.length ? ` (and ${problems.length - shown.length} more)` : '';
+    return new RefdeskError('invalid_source', `The spec ${location} is not a valid OpenAPI document: ${shown.join('; ')}${more}. Fix the spec and add it again.`);
   }
   const name = err?.name ?? '';
   if (name === 'MissingPointerError' || /Missing \$ref pointer|Error resolving \$ref pointer/.test(err?.message ?? '')) {
@@ -168,6 +159,43 @@ export function validationError(e: unknown, text: string, location: string): Ref
   }
   const msg = String(err?.message ?? e).split('\n')[0].replace(/^Validation failed\.\s*/, '');
   return new RefdeskError('invalid_source', `The spec ${location} is not a valid OpenAPI document: ${msg.slice(0, 400)}. Fix the spec and add it again.`);
+}
+
+/**
+ * The schema errors a person should read, one line per place: errors of the alternatives of a
+ * oneOf/anyOf (a parameter is either a $ref or has a schema or content...) are dropped when the
+ * same place has other errors, and the allowed values or missing properties at one place are
+ * merged into one line.
+ */
+function summarizeAjv(details: AjvLikeError[]): Array<{ at: string; what: string }> {
+  const composite = new Set(details.filter((d) => d.keyword === 'oneOf' || d.keyword === 'anyOf').map((d) => d.instancePath ?? ''));
+  const useful = details.filter((d) => !NOISE.has(d.keyword ?? '') && !(composite.has(d.instancePath ?? '') && (d.keyword === 'required' || d.keyword === 'additionalProperties' || d.keyword === 'type')));
+  const chosen = useful.length > 0 ? useful : details;
+  const groups = new Map<string, { at: string; enums: unknown[]; missing: string[]; unknown: string[]; other: string[] }>();
+  for (const d of chosen) {
+    const at = d.instancePath || '/';
+    let g = groups.get(at);
+    if (!g) groups.set(at, (g = { at, enums: [], missing: [], unknown: [], other: [] }));
+    const p = d.params ?? {};
+    if (d.keyword === 'enum' && Array.isArray(p.allowedValues)) {
+      for (const v of p.allowedValues) if (!g.enums.includes(v)) g.enums.push(v);
+    } else if (d.keyword === 'required' && p.missingProperty) {
+      if (!g.missing.includes(String(p.missingProperty))) g.missing.push(String(p.missingProperty));
+    } else if (d.keyword === 'additionalProperties' && p.additionalProperty) {
+      if (!g.unknown.includes(String(p.additionalProperty))) g.unknown.push(String(p.additionalProperty));
+    } else {
+      const what = describeAjv(d);
+      if (!g.other.includes(what)) g.other.push(what);
+    }
+  }
+  return [...groups.values()].map((g) => {
+    const parts: string[] = [];
+    if (g.missing.length > 0) parts.push(`missing required propert${g.missing.length > 1 ? 'ies' : 'y'} ${g.missing.map((m) => `"${m}"`).join(', ')}`);
+    if (g.unknown.length > 0) parts.push(`unknown propert${g.unknown.length > 1 ? 'ies' : 'y'} ${g.unknown.map((m) => `"${m}"`).join(', ')}`);
+    if (g.enums.length > 0) parts.push(`must be one of ${g.enums.slice(0, 10).map((x) => JSON.stringify(x)).join(', ')}`);
+    parts.push(...g.other);
+    return { at: g.at, what: parts.join('; ') };
+  });
 }
 
 function describeAjv(d: AjvLikeError): string {

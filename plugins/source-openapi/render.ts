@@ -145,7 +145,7 @@ function renderBody(body: BodyModel, print: PrintOptions): string[] {
     out.push(`${head}${name ? `: ${code(name)}` : ''}${body.description ? `. ${inlineText(body.description)}` : ''}`);
     for (const [k, v] of object.properties.slice(0, MAX_BODY_FIELDS)) {
       if (v.readOnly === true) continue;
-      const type = printSchema(v, { ...print, maxDepth: 2 }, 1);
+      const type = printSchema(v, { ...print, maxDepth: 2 }, 1, schema ? [schema] : []);
       const desc = typeof v.description === 'string' ? inlineText(v.description, 200) : '';
       out.push(`- ${code(k)} (${code(type)}, ${object.required.has(k) ? 'required' : 'optional'})${desc ? `: ${desc}` : ''}`);
     }

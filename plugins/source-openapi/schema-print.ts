@@ -21,8 +21,12 @@ export const DEFAULT_PRINT: Omit<PrintOptions, 'names'> = { maxDepth: 2, maxProp
 
 const MAX_UNION = 6;
 
-export function printSchema(schema: unknown, options: PrintOptions, depth = 0): string {
-  return print(schema, options, depth, []);
+/**
+ * Prints a schema. `within` lists the schemas it is printed inside (e.g. the request body whose
+ * fields are listed one by one), so a field that refers back to one of them shows as circular.
+ */
+export function printSchema(schema: unknown, options: PrintOptions, depth = 0, within: object[] = []): string {
+  return print(schema, options, depth, within);
 }
 
 function isSchema(v: unknown): v is Schema {
