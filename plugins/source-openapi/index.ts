@@ -23,7 +23,7 @@ export default definePlugin({
       },
     }),
     defineChunker<OperationChunkerOptions, {}>({
-      kind: 'openapi',
+      kind: 'openapi-operations',
       description: 'The documents of the openapi source: one code snippet per operation, info snippets for tags, overview and authentication.',
       options: {
         type: 'object',
