@@ -1,0 +1,37 @@
+import { defineChunker, definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import { deriveOpenApiId } from './derive-id.ts';
+import { OperationChunker, type OperationChunkerOptions } from './operation-chunker.ts';
+import { openApiOptionsSchema, openApiSpecSchema, type OpenApiOptions } from './options.ts';
+import { OpenApiSource } from './openapi-source.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-openapi',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'openapi',
+      idPrefix: 'openapi',
+      description: 'An OpenAPI 3.0/3.1 or Swagger 2.0 spec (URL or uploaded file): one code snippet per operation with an example curl request.',
+      options: openApiOptionsSchema,
+      specSchema: openApiSpecSchema,
+      deps: { fetch: Tokens.Fetch, env: Tokens.Env, logger: Tokens.Logger },
+      deriveId: deriveOpenApiId,
+      create(options: OpenApiOptions, deps) {
+        return new OpenApiSource(options, deps);
+      },
+    }),
+    defineChunker<OperationChunkerOptions, {}>({
+      kind: 'openapi-operations',
+      description: 'The documents of the openapi source: one code snippet per operation, info snippets for tags, overview and authentication.',
+      options: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { maxInfoTokens: { type: 'integer', minimum: 50, maximum: 5000, default: 600 } },
+      },
+      deps: {},
+      create: (options) => new OperationChunker(options),
+    }),
+  ],
+});
