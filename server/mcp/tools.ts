@@ -61,7 +61,7 @@ function toolError(t: string): CallToolResult {
 }
 
 /** A caught failure as the tool error a model can act on. */
-export function explainError(e: unknown, libraryId?: string): string {
+export function explainError(e: unknown): string {
   if (!isRefdeskError(e)) {
     return 'Refdesk could not answer because of an internal error. Try again; if it keeps failing, the operator can find details in the Refdesk server log.';
   }
@@ -69,10 +69,7 @@ export function explainError(e: unknown, libraryId?: string): string {
     case 'library_not_found':
       return `${e.message}\nCall resolve-library-id with the library's name to get its exact library ID, then call this tool again with that ID.`;
     case 'invalid_library_id':
-      return (
-        `"${shorten(libraryId ?? '')}" is not a library ID: ${e.message}\n` +
-        'A library ID is a path such as /owner/repo or /docs/name. Call resolve-library-id with the library name to get it, unless the user gave you an ID.'
-      );
+      return `${e.message}\nA library ID is a path such as /owner/repo or /docs/name. Call resolve-library-id with the library name to get it, unless the user gave you an ID.`;
     case 'version_not_found':
       return `${e.message}\nCall resolve-library-id to see the versions this server has, or leave the version out to use the default one.`;
     case 'library_not_finalized':
@@ -87,10 +84,6 @@ export function explainError(e: unknown, libraryId?: string): string {
     default:
       return e.message;
   }
-}
-
-function shorten(s: string): string {
-  return s.length > 80 ? s.slice(0, 77) + '...' : s;
 }
 
 /** Checks a question: trimmed and not empty. Returns the error text, or null. */
@@ -146,7 +139,7 @@ export function createRefdeskMcpServer(backend: DocsBackend, caller: ToolCaller 
     try {
       return text(await backend.getContext({ libraryId: id, query: query.trim(), tokens, apiKey }));
     } catch (e) {
-      return toolError(explainError(e, id));
+      return toolError(explainError(e));
     }
   };
 
