@@ -182,3 +182,42 @@ describe('refdesk mcp against a running Refdesk server', { timeout: 300_000 }, (
   });
 });
 
+
+describe('refdesk mcp passes the API key on and shows policy notes', { timeout: 120_000 }, () => {
+  let rest: import('node:http').Server;
+  let base: string;
+  let dir: string;
+  const authorizations: Array<string | undefined> = [];
+  before(async () => {
+    dir = makeDataDir('refdesk-mcp-key-');
+    // A REST server standing in for a Refdesk server that applies a policy.
+    rest = createServer((req, res) => {
+      authorizations.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ results: [], searchFilterApplied: true }));
+    });
+    await new Promise<void>((r) => rest.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(rest.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    await stopAll();
+    rest.close();
+    removeDataDir(dir);
+  });
+
+  test('REFDESK_API_KEY and --api-key reach the server as a Bearer token', async () => {
+    for (const [args, env, expected] of [
+      [['--server', base], { REFDESK_API_KEY: 'rdk_from_env' }, 'Bearer rdk_from_env'],
+      [['--server', base, '--api-key', 'rdk_from_flag'], {}, 'Bearer rdk_from_flag'],
+    ] as Array<[string[], Record<string, string>, string]>) {
+      authorizations.length = 0;
+      const s = await stdioClient('v2 SDK, 2025 era', dir, args, env);
+      const r = await s.client.callTool({ name: 'resolve-library-id', arguments: { libraryName: 'widgetry', query: 'x' } });
+      await s.client.close();
+      assert.notEqual(r.isError, true, resultText(r));
+      assert.match(resultText(r), /access policy of this Refdesk server hid some libraries/);
+      assert.deepEqual(authorizations, [expected]);
+      assert.doesNotMatch(s.stderr(), /rdk_from/);
+    }
+  });
+});
