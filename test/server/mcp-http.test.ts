@@ -197,6 +197,11 @@ describe('API keys on /mcp', () => {
     }
   });
 
+  test('the hyphenated Refdesk-Api-Key header, for proxies that drop underscores, is accepted too', async () => {
+    assert.equal((await rawPost(base, { 'refdesk-api-key': 'rdk_good' })).status, 200);
+    assert.equal((await rawPost(base, { 'refdesk-api-key': 'rdk_bad' })).status, 401);
+  });
+
   test('when the operator does not require a key, /mcp is public', async () => {
     required = false;
     try {
