@@ -5,9 +5,13 @@ import { searchRoutes } from './routes/search.ts';
 import { contextRoutes } from './routes/context.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { JobRunner } from './job-runner.ts';
+import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
+import { KernelBackend } from './mcp/kernel-backend.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
+  /** The /mcp endpoint: key requirement (public by default) and the bound host (DNS rebinding checks). */
+  mcp?: McpEndpointOptions;
 }
 
 export interface RefdeskApp {
@@ -28,6 +32,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     }
     await next();
   });
+  app.use(mcpEndpoint(new KernelBackend(kernel), { onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }), ...options.mcp }));
   for (const router of [
     searchRoutes(kernel),
     contextRoutes(kernel),

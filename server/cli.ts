@@ -33,6 +33,8 @@ Commands:
                                          the documentation snippets that answer a question
   jobs [libraryId]                       recent ingest jobs with their state
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
+  mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
+                                         Refdesk's MCP server for AI clients (refdesk mcp --help)
 
 Environment: PORT (3000), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml), LOG_LEVEL (warn for the CLI).
 `;
@@ -208,6 +210,8 @@ async function cmdDemo(settings: ProcessSettings): Promise<number> {
 }
 
 export async function runCli(argv: string[]): Promise<number> {
+  // `mcp` has its own options (server/mcp/command.ts).
+  if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), readSettings(), process.env);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     server.close();
     throw e;
   }
-  const { app, jobs } = createApp(kernel);
+  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host } });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
   await jobs.resumeQueued();

@@ -1,0 +1,75 @@
+/**
+ * POST/GET /mcp: MCP over Streamable HTTP, mounted in a Koa app. One handler serves both
+ * protocol eras of the MCP SDK v2: the 2026-07-28 revision (per-request envelope) and, for
+ * 2025-era clients (initialize handshake, protocol 2024-11-05 to 2025-11-25), stateless serving
+ * with a fresh server per request. Nothing is kept between requests.
+ */
+import type { Context, Middleware, Next } from 'koa';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { DocsBackend } from './backend.ts';
+import { createRefdeskMcpServer } from './tools.ts';
+import { apiKeyOf, isLoopbackHost, rebindingRefusal } from './request-guard.ts';
+
+/** Who may call /mcp. By default the endpoint is public (no key needed). */
+export interface McpAuthOptions {
+  /** Whether a key is required now (read on every request, so a settings change applies at once). */
+  requireKey?: () => boolean | Promise<boolean>;
+  /** Whether a presented key is valid. A key that fails this is refused even when none is required. */
+  verifyKey?: (key: string) => Promise<boolean>;
+}
+
+export interface McpEndpointOptions {
+  /** The URL path; '/mcp' unless given. */
+  path?: string;
+  auth?: McpAuthOptions;
+  /**
+   * The host the HTTP server is bound to (HOST). When it is a loopback address, requests whose
+   * Host or Origin is not local are refused with 403 (DNS rebinding protection).
+   */
+  bindHost?: string;
+  /** The key passed to the backend when a request carries none (the `refdesk mcp` command's own key). */
+  defaultApiKey?: string;
+  /** Told about out-of-band failures of the MCP handler (for the log). */
+  onError?: (error: Error) => void;
+}
+
+function refuse(ctx: Context, status: 401 | 403, error: 'unauthorized' | 'forbidden', message: string): void {
+  ctx.status = status;
+  ctx.body = { error, message };
+  if (status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="refdesk"');
+}
+
+/** Koa middleware answering `path` (/mcp) with Refdesk's MCP server over `backend`. */
+export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = {}): Middleware {
+  const path = options.path ?? '/mcp';
+  const guardHosts = options.bindHost !== undefined && isLoopbackHost(options.bindHost);
+  const handler = createMcpHandler((ctx) => createRefdeskMcpServer(backend, { apiKey: ctx.authInfo?.token ?? options.defaultApiKey }), {
+    onerror: options.onError,
+  });
+  const toNode = toNodeHandler(handler, { onerror: options.onError });
+
+  return async (ctx: Context, next: Next) => {
+    if (ctx.path !== path) return next();
+    if (guardHosts) {
+      const why = rebindingRefusal(ctx.req.headers);
+      if (why) return refuse(ctx, 403, 'forbidden', why);
+    }
+    const key = apiKeyOf(ctx.req.headers);
+    const { requireKey, verifyKey } = options.auth ?? {};
+    if (key && verifyKey && !(await verifyKey(key))) {
+      return refuse(ctx, 401, 'unauthorized', 'The API key is not valid. Check the key in your MCP client configuration (REFDESK_API_KEY header or Authorization: Bearer).');
+    }
+    if (!key && requireKey && (await requireKey())) {
+      return refuse(
+        ctx,
+        401,
+        'unauthorized',
+        'This Refdesk server requires an API key for MCP. Send it in the REFDESK_API_KEY header or as Authorization: Bearer <key> (keys start with rdk_).',
+      );
+    }
+    const auth: AuthInfo | undefined = key ? { token: key, clientId: 'refdesk-api-key', scopes: [] } : undefined;
+    ctx.respond = false;
+    await toNode(Object.assign(ctx.req, { auth }), ctx.res);
+  };
+}
