@@ -174,6 +174,12 @@ export interface SourceContext {
  */
 export interface Source {
   read(ctx: SourceContext): AsyncIterable<SourceDocument>;
+  /**
+   * Optional: completes or checks a spec when a library is added, before any job is queued
+   * (e.g. deciding which registry a `/packages/<name>` comes from). May contact the upstream;
+   * throws a RefdeskError the caller can show. The returned spec is validated again and stored.
+   */
+  prepare?(spec: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,9 +38,14 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
     const enabled = [...kernel.sources.keys()];
     throw new RefdeskError('invalid_request', `The "${input.source}" source is not enabled on this server (enabled: ${enabled.join(', ') || 'none'}).`);
   }
-  const spec = structuredClone(input.spec);
+  let spec = structuredClone(input.spec);
   const problems = validate(entry.def.specSchema, spec, 'spec');
   if (problems.length > 0) throw new RefdeskError('invalid_request', `Invalid ${input.source} source parameters: ${problems.join('; ')}`);
+  if (entry.source.prepare) {
+    spec = await entry.source.prepare(spec);
+    const again = validate(entry.def.specSchema, spec, 'spec');
+    if (again.length > 0) throw new RefdeskError('internal_error', `The ${input.source} source prepared an invalid spec: ${again.join('; ')}`);
+  }
 
   let id: string;
   let version = input.version ?? '';

@@ -3,7 +3,8 @@ import { Tokens } from '../../core/tokens.ts';
 import { deriveNpmId, derivePypiId } from './names.ts';
 import { NpmSource } from './npm-source.ts';
 import { PypiSource } from './pypi-source.ts';
-import { npmOptionsSchema, npmSpecSchema, pypiOptionsSchema, pypiSpecSchema, type PackageOptions } from './schema.ts';
+import { PackagesSource } from './packages-source.ts';
+import { npmOptionsSchema, npmSpecSchema, packagesOptionsSchema, packagesSpecSchema, pypiOptionsSchema, pypiSpecSchema, type PackageOptions } from './schema.ts';
 
 export default definePlugin({
   name: '@refdesk/source-package',
@@ -32,6 +33,18 @@ export default definePlugin({
       deriveId: derivePypiId,
       create(options: PackageOptions, deps) {
         return new PypiSource(options, deps);
+      },
+    }),
+    defineSource({
+      kind: 'packages',
+      idPrefix: 'packages',
+      description: 'A package by name alone becomes a /packages/<name> library: the npm registry is asked first, then PyPI, when it is added.',
+      options: packagesOptionsSchema,
+      specSchema: packagesSpecSchema,
+      deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
+      deriveId: (spec) => `/packages/${String(spec.name)}`,
+      create(options: PackageOptions, deps) {
+        return new PackagesSource(options, deps);
       },
     }),
   ],

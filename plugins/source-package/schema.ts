@@ -74,3 +74,20 @@ export const pypiSpecSchema: JsonSchema = {
     index: { ...registryUrl, description: 'Index base URL (default: the operator\'s pypiIndex option).' },
   },
 };
+
+/** Options of the `packages` source: both registries. */
+export const packagesOptionsSchema: JsonSchema = {
+  ...npmOptionsSchema,
+  properties: { ...(npmOptionsSchema.properties as object), ...(pypiOptionsSchema.properties as object) },
+};
+
+/** A `/packages/<name>` library: the name, and the registry it was resolved to when added. */
+export const packagesSpecSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 214, description: 'The package name.' },
+    registry: { enum: ['npm', 'pypi'], description: 'Filled in when the library is added: where the name was found.' },
+  },
+};

@@ -21,7 +21,7 @@ test('kernel: npm and PyPI libraries are added, ingested and answer questions; /
     'tiny-http': { '0.3': { description: '# tiny-http\n\nServe files.\n\n```python\nfrom tiny_http import serve\nserve(port=8000)\n```\n', contentType: 'text/markdown', sdist: { 'docs/config.md': '# Configuration\n\nSet TINY_PORT to change the port.\n' } } },
   });
   const options = { retryBaseDelayMs: 2 };
-  const kernel = await networkKernel(t, { 'source-package': { npm: { ...options, npmRegistry: npm.base }, pypi: { ...options, pypiIndex: pypi.base } } });
+  const kernel = await networkKernel(t, { 'source-package': { npm: { ...options, npmRegistry: npm.base }, pypi: { ...options, pypiIndex: pypi.base }, packages: { ...options, npmRegistry: npm.base, pypiIndex: pypi.base } } });
 
   const added = await addLibrary(kernel, { source: 'npm', spec: { name: '@demo/store' } });
   assert.equal(added.library.id, '/npm/@demo/store');
@@ -39,9 +39,13 @@ test('kernel: npm and PyPI libraries are added, ingested and answer questions; /
   // /packages/<name>: the resolver picks the registry, the library keeps the /packages ID.
   const resolved = await resolvePackageSource('tiny_http', kernel.container.resolve(Tokens.Fetch), { npmRegistry: npm.base, pypiIndex: pypi.base, retry: { baseDelayMs: 1 } });
   assert.deepEqual(resolved, { kind: 'pypi', spec: { name: 'tiny-http' } });
-  const pkg = await addLibrary(kernel, { source: resolved.kind, spec: resolved.spec, id: '/packages/tiny-http' });
+  // The `packages` source does the same when the library is added, and keeps the answer.
+  const pkg = await addLibrary(kernel, { source: 'packages', spec: { name: 'tiny_http' } });
   assert.equal(pkg.library.id, '/packages/tiny-http');
-  assert.equal(pkg.library.source.kind, 'pypi');
+  assert.equal(pkg.library.source.kind, 'packages');
+  assert.deepEqual(pkg.library.source.spec, { name: 'tiny-http', registry: 'pypi' });
+  await assert.rejects(addLibrary(kernel, { source: 'packages', spec: { name: 'nowhere-at-all' } }), (e: any) => e.code === 'library_not_found' && /No npm package and no PyPI project/.test(e.message));
+  assert.equal(await kernel.store.getLibrary('/packages/nowhere-at-all'), null, 'nothing is created when the name resolves nowhere');
   done = await runIngestJob(kernel, pkg.job.id);
   assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
   ctx = await getContext(kernel, { libraryId: '/packages/tiny-http', query: 'change the port' });
