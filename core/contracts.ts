@@ -162,6 +162,12 @@ export interface SourceContext {
    * `unchanged`; documents it no longer yields are dropped from the new build.
    */
   previous: ReadonlyMap<string, PreviousDocument>;
+  /**
+   * Optional: versions the upstream asks to have indexed as well (e.g. a repository config's
+   * `previousVersions` tags). After the default version is finalized, the kernel queues a job for
+   * each one that is not built or queued yet.
+   */
+  suggestVersions?(versions: string[]): void;
 }
 
 /**

@@ -132,6 +132,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     let reused = 0;
     let documents: BuildDocument[] = [];
     const seenPaths = new Set<string>();
+    const suggested = new Set<string>();
     const controller = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
     const batchSize = options.batchSize ?? 2000;
@@ -143,6 +144,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       spec: openSpec(entry.def.specSchema, library.source.spec, kernel.secrets),
       signal,
       previous,
+      suggestVersions: (versions) => {
+        for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
+      },
       log,
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;
@@ -207,6 +211,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     }
     await store.finalizeBuild(buildId);
     buildId = null;
+    if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
     report(true);
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } });
@@ -246,4 +251,26 @@ function groupByPath(snippets: StoredSnippet[]): Map<string, Snippet[]> {
     list.push({ ...snippet, breadcrumb: [...snippet.breadcrumb] });
   }
   return out;
+}
+
+/** Queues a job for each suggested version that has no build and no job waiting or running. */
+async function queueSuggestedVersions(kernel: Kernel, libraryId: string, kind: string, versions: string[], log: (level: LogLevel, message: string) => void): Promise<void> {
+  const built = new Set((await kernel.store.listVersions(libraryId)).map((v) => v.version));
+  const pending = new Set(
+    (await kernel.store.listJobs({ libraryId, limit: 1000 })).filter((j) => j.state === 'queued' || j.state === 'running').map((j) => j.version),
+  );
+  const queued: string[] = [];
+  for (const version of versions) {
+    if (built.has(version) || pending.has(version)) continue;
+    try {
+      parseLibraryId(formatLibraryId(libraryId, version));
+    } catch {
+      log('warn', `not queueing version "${version.slice(0, 40)}": it cannot be part of a library ID`);
+      continue;
+    }
+    const job = await kernel.store.createJob({ libraryId, version, kind });
+    await kernel.store.appendJobLog(job.id, 'info', `queued: ${kind} source for ${formatLibraryId(libraryId, version)} (named by the source's previous versions)`);
+    queued.push(version);
+  }
+  if (queued.length > 0) log('info', `queued ${queued.length} more versions the source names: ${queued.join(', ')}`);
 }

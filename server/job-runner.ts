@@ -41,6 +41,10 @@ export class JobRunner {
         const id = this.queue.shift()!;
         try {
           await runIngestJob(this.kernel, id, { signal: this.controller.signal });
+          // A job may queue more (versions a source names): pick them up in order.
+          for (const j of (await this.kernel.store.listJobs({ state: 'queued', limit: 1000 })).reverse()) {
+            if (!this.queue.includes(j.id) && j.id !== id) this.queue.push(j.id);
+          }
         } catch (e) {
           this.kernel.logger.error('job failed to run', { job: id, error: (e as Error).message });
         }

@@ -116,6 +116,12 @@ export class GitSource implements Source {
     const byPath = new Map(tree.map((e) => [e.path, e]));
     const config = await this.readConfig(session, tree);
     if (config.file) ctx.log('info', `using ${config.file} from the repository${config.rules.length ? ` (${config.rules.length} rules)` : ''}`);
+    if (ctx.version === '' && config.previousVersions.length > 0) {
+      const known = config.previousVersions.filter((t) => refs.tags.has(t));
+      const unknown = config.previousVersions.filter((t) => !refs.tags.has(t));
+      if (unknown.length > 0) ctx.log('warn', `previousVersions names tags the repository does not have: ${unknown.slice(0, 10).join(', ')}`);
+      if (known.length > 0) ctx.suggestVersions?.(known);
+    }
 
     const selection = selectDocs(
       tree.map((e) => e.path),

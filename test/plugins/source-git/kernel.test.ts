@@ -28,6 +28,14 @@ describe('a git library through the kernel', () => {
       .tag('v1.0.0')
       .commit({ 'docs/configure.md': '# Configure\n\n## Set the refresh cadence\n\nCall `setCadence` with seconds:\n\n```js\nwidgets.setCadence(5);\n```\n' })
       .publish();
+    fx.repo('acme/gadgets')
+      .commit({ 'docs/intro.md': '# Gadgets\n\nGadgets v1 use `gadget.start()`.\n' })
+      .tag('v1.0.0')
+      .commit({
+        'docs/intro.md': '# Gadgets\n\nGadgets v2 use `gadget.launch()`.\n',
+        'refdesk.json': JSON.stringify({ folders: ['docs'], previousVersions: [{ tag: 'v1.0.0' }, { tag: 'v0.0.1-missing' }] }),
+      })
+      .publish();
     dir = mkdtempSync(join(tmpdir(), 'refdesk-git-kernel-'));
     const config = join(dir, 'config.yaml');
     writeFileSync(
@@ -94,6 +102,24 @@ describe('a git library through the kernel', () => {
     assert.ok(!JSON.stringify(await kernel.store.getJobLog(job.id)).includes(wrong));
     const ctx = await getContext(kernel, { libraryId: '/acme/widgets', query: 'refresh cadence' });
     assert.ok(ctx.snippets.length > 0, 'the previous build is still served');
+  });
+
+  test('previousVersions in the repository config queue a job for each named tag, served once built', async () => {
+    const { job } = await addLibrary(kernel, { source: 'git', spec: { url: fx.url('acme/gadgets') } });
+    assert.equal((await runIngestJob(kernel, job.id)).state, 'succeeded');
+    const log = (await kernel.store.getJobLog(job.id)).map((l) => l.message).join('\n');
+    assert.match(log, /queued 1 more versions the source names: v1\.0\.0/);
+    assert.match(log, /previousVersions names tags the repository does not have: v0\.0\.1-missing/);
+    const queued = (await kernel.store.listJobs({ libraryId: '/acme/gadgets', state: 'queued' }));
+    assert.deepEqual(queued.map((j) => j.version), ['v1.0.0']);
+    assert.equal((await runIngestJob(kernel, queued[0].id)).state, 'succeeded');
+    assert.deepEqual((await kernel.store.getLibrary('/acme/gadgets'))?.versions, ['v1.0.0']);
+    const old = await getContext(kernel, { libraryId: '/acme/gadgets/v1.0.0', query: 'start a gadget' });
+    assert.ok(old.snippets.some((s) => s.content.includes('gadget.start()')));
+    // A second refresh of the default version queues nothing new: v1.0.0 is built.
+    const again = await addLibrary(kernel, { source: 'git', id: '/acme/gadgets', spec: { url: fx.url('acme/gadgets') } });
+    assert.equal((await runIngestJob(kernel, again.job.id)).state, 'succeeded');
+    assert.deepEqual((await kernel.store.listJobs({ libraryId: '/acme/gadgets', state: 'queued' })).length, 0);
   });
 
   test('the token is not in the database file in clear', async () => {
