@@ -1,0 +1,29 @@
+/** Spaces the starts of requests to one host by at least a delay (politeness). */
+export class HostThrottle {
+  private readonly next = new Map<string, number>();
+
+  /** Resolves when a request to `host` may start, and books that slot; rejects when `signal` aborts. */
+  async wait(host: string, delayMs: number, signal: AbortSignal): Promise<void> {
+    signal.throwIfAborted();
+    const now = Date.now();
+    const at = Math.max(now, this.next.get(host) ?? 0);
+    this.next.set(host, at + delayMs);
+    if (at > now) await sleep(at - now, signal);
+  }
+}
+
+/** setTimeout as a promise that rejects with the signal's reason when it aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
