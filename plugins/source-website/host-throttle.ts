@@ -1,13 +1,19 @@
 /** Spaces the starts of requests to one host by at least a delay (politeness). */
 export class HostThrottle {
-  private readonly next = new Map<string, number>();
+  /** The start of the last request booked per host. */
+  private readonly last = new Map<string, number>();
 
-  /** Resolves when a request to `host` may start, and books that slot; rejects when `signal` aborts. */
+  /**
+   * Resolves when a request to `host` may start (`delayMs` after the last one booked, so a
+   * delay learnt later, e.g. from robots.txt, applies at once) and books that slot; rejects when
+   * `signal` aborts.
+   */
   async wait(host: string, delayMs: number, signal: AbortSignal): Promise<void> {
     signal.throwIfAborted();
     const now = Date.now();
-    const at = Math.max(now, this.next.get(host) ?? 0);
-    this.next.set(host, at + delayMs);
+    const previous = this.last.get(host);
+    const at = previous === undefined ? now : Math.max(now, previous + delayMs);
+    this.last.set(host, at);
     if (at > now) await sleep(at - now, signal);
   }
 }

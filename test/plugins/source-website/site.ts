@@ -100,12 +100,16 @@ export interface SiteOptions {
   robots?: string;
   /** Delay of /docs/slow, in ms. */
   slowMs?: number;
+  /** Status of /robots.txt when not 200. */
+  robotsStatus?: number;
 }
 
 export interface TestSite {
   origin: string;
   /** Every request the server got: `METHOD /path?query`. */
   hits: string[];
+  /** When each of those arrived (ms since the epoch). */
+  hitTimes: number[];
   /** Requests with their conditional headers. */
   conditional: Array<{ path: string; ifNoneMatch?: string; ifModifiedSince?: string }>;
   /** Replaces a page's markdown (its ETag changes with it). */
@@ -138,6 +142,7 @@ export async function startSite(options: SiteOptions = {}): Promise<TestSite> {
   ];
 
   const hits: string[] = [];
+  const hitTimes: number[] = [];
   const conditional: TestSite['conditional'] = [];
   let origin = '';
 
@@ -187,6 +192,7 @@ export async function startSite(options: SiteOptions = {}): Promise<TestSite> {
 
   const server: Server = createServer((req, res) => {
     hits.push(`${req.method} ${req.url}`);
+    hitTimes.push(Date.now());
     const url = new URL(req.url!, 'http://site');
     const path = url.pathname;
     if (req.headers['if-none-match'] || req.headers['if-modified-since']) {
@@ -194,6 +200,7 @@ export async function startSite(options: SiteOptions = {}): Promise<TestSite> {
     }
     const html = 'text/html; charset=utf-8';
     if (path === '/robots.txt') {
+      if (options.robotsStatus) return void res.writeHead(options.robotsStatus).end('unavailable');
       const body = (options.robots ?? `# Test robots
 User-agent: BadBot
 Disallow: /
@@ -245,6 +252,7 @@ ${urls.map((u) => `  <url><loc>${u.replace(/&/g, '&amp;')}</loc><lastmod>2025-01
   return {
     origin,
     hits,
+    hitTimes,
     conditional,
     edit(key, md) {
       markdown.set(key, md);
