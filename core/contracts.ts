@@ -105,7 +105,12 @@ export interface SearchHit {
 
 /** All network I/O goes through Fetch, so tests and operators can control it. */
 export interface Fetch {
-  /** Same semantics as the WHATWG fetch; rejects on network errors and on timeout. */
+  /**
+   * Same semantics as the WHATWG fetch; rejects on network errors and on timeout. After followed
+   * redirects, `response.url` is the final URL and `response.redirected` is true. The kernel's
+   * default (core/net/guarded-fetch.ts) checks every URL and redirect hop against the network
+   * policy and caps response size and time.
+   */
   fetch(url: string | URL, init?: RequestInit & { timeoutMs?: number }): Promise<Response>;
 }
 

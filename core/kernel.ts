@@ -9,7 +9,8 @@ import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfi
 import { ConfigError } from './errors.ts';
 import { Tokens } from './tokens.ts';
 import { dataDirSecretBox, type SecretBox } from './secrets.ts';
-import { createConsoleLogger, createFetch, systemClock } from './services.ts';
+import { createConsoleLogger, systemClock } from './services.ts';
+import { createGuardedFetch } from './net/guarded-fetch.ts';
 
 export interface KernelServices {
   env: RuntimeEnv;
@@ -75,7 +76,7 @@ export async function buildKernel(loaded: LoadedConfig, services: KernelServices
   const container = newContainer();
   container.registerInstance(Tokens.Logger, logger);
   container.registerInstance(Tokens.Clock, clock);
-  container.registerInstance(Tokens.Fetch, services.fetch ?? createFetch());
+  container.registerInstance(Tokens.Fetch, services.fetch ?? createGuardedFetch(loaded.config.network));
   container.registerInstance(Tokens.Env, services.env);
   const { config, definitions, file } = loaded;
   container.registerInstance(Tokens.NetworkPolicy, config.network);

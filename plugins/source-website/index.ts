@@ -1,0 +1,26 @@
+import { definePlugin, defineSource } from '../../core/define.ts';
+import { Tokens } from '../../core/tokens.ts';
+import type { WebsiteOptions } from './options.ts';
+import { websiteOptionsSchema, websiteSpecSchema } from './options.ts';
+import { websiteName } from './urls.ts';
+import { WebsiteSource } from './website-source.ts';
+
+export default definePlugin({
+  name: '@refdesk/source-website',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineSource({
+      kind: 'website',
+      idPrefix: 'websites',
+      description: 'A documentation website, crawled from a start URL (robots.txt, sitemaps, canonical URLs) into a /websites/<name> library.',
+      options: websiteOptionsSchema,
+      specSchema: websiteSpecSchema,
+      deps: { fetch: Tokens.Fetch },
+      deriveId: (spec) => `/websites/${websiteName(String(spec.url ?? ''))}`,
+      create(options: WebsiteOptions, deps) {
+        return new WebsiteSource(options, deps);
+      },
+    }),
+  ],
+});
