@@ -105,7 +105,7 @@ async function addThroughServer(port: number, path: string, name: string, title?
   const body = new Blob([new Uint8Array(await packForUpload(path))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   const base = `http://127.0.0.1:${port}`;
-  const res = await fetch(`${base}/api/admin/upload?${qs}`, { method: 'POST', body: new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength), headers: { 'content-type': 'application/octet-stream' } });
+  const res = await fetch(`${base}/api/admin/upload?${qs}`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream' } });
   const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
   if (!res.ok) {
     process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);

@@ -68,7 +68,7 @@ describe('kernel wiring', () => {
   test('the default config builds a kernel with store, chunker and upload source', async () => {
     const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'reader' }, logger: quiet });
     assert.ok(kernel.store);
-    assert.deepEqual([...kernel.sources.keys()].sort(), ['confluence', 'git', 'llmstxt', 'npm', 'openapi', 'packages', 'pypi', 'upload']);
+    assert.deepEqual([...kernel.sources.keys()].sort(), ['confluence', 'git', 'llmstxt', 'npm', 'openapi', 'packages', 'pypi', 'upload', 'website']);
     assert.equal(kernel.sources.get('upload')!.def.idPrefix, 'docs');
     assert.ok(kernel.chunkerFor('mdx').formats.includes('mdx'));
     assert.equal(kernel.embedder, null);
