@@ -89,6 +89,28 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 `;
 
+/**
+ * Tables added after schema 1 without changing what older code reads: created when missing, at
+ * any schema version (an older refdesk opening the file ignores them).
+ */
+const ADDITIVE_TABLES = `
+CREATE TABLE IF NOT EXISTS api_keys (
+  id         TEXT PRIMARY KEY,
+  name       TEXT NOT NULL,
+  plan       TEXT NOT NULL,
+  role       TEXT NOT NULL,
+  prefix     TEXT NOT NULL,
+  hash       TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS library_aliases (
+  alias      TEXT PRIMARY KEY,
+  target     TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+`;
+
 /** The schema version recorded in the file, or null for an empty database. */
 export function readSchemaVersion(db: Database): number | null {
   const hasMeta = get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
@@ -112,7 +134,9 @@ export function ensureSchema(db: Database, fileForMessages: string): boolean {
       `The data file ${fileForMessages} was written by a newer refdesk (schema ${found}; this one understands up to ${SCHEMA_VERSION}). Upgrade refdesk or use another data directory.`,
     );
   }
-  if (found === SCHEMA_VERSION) return false;
+  const missingAdditive = !get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'library_aliases'");
+  if (missingAdditive) db.exec(ADDITIVE_TABLES);
+  if (found === SCHEMA_VERSION) return missingAdditive;
   // Future migrations go here (found < SCHEMA_VERSION).
   db.exec(SCHEMA_V1);
   db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
