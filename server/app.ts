@@ -3,8 +3,14 @@ import type { Kernel } from '../core/kernel.ts';
 import { errorMiddleware } from './errors.ts';
 import { searchRoutes } from './routes/search.ts';
 import { contextRoutes } from './routes/context.ts';
+import { policyRoutes } from './routes/policies.ts';
+import { addRoutes } from './routes/add.ts';
+import { refreshRoutes } from './routes/refresh.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { JobRunner } from './job-runner.ts';
+import { createApiService, type ApiService } from './api/service.ts';
+import { publicApiMiddleware } from './public-api.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -13,6 +19,8 @@ export interface AppOptions {
 export interface RefdeskApp {
   app: Koa;
   jobs: JobRunner;
+  /** The public API as plain functions (for in-process callers such as the MCP endpoint). */
+  service: ApiService;
 }
 
 /** Builds the Koa app over an opened kernel. Never listens (main.ts does). */
@@ -20,6 +28,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   const app = new Koa();
   app.proxy = false;
   const jobs = new JobRunner(kernel);
+  const service = createApiService(kernel, jobs);
   app.use(errorMiddleware(kernel.logger));
   app.use(async (ctx, next) => {
     if (ctx.path === '/ping') {
@@ -28,13 +37,18 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     }
     await next();
   });
+  app.use(publicApiMiddleware(service, { cacheMaxAgeSeconds: kernel.config.api.cacheMaxAgeSeconds }));
   for (const router of [
-    searchRoutes(kernel),
-    contextRoutes(kernel),
-    adminRoutes(kernel, jobs, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
+    searchRoutes(service),
+    contextRoutes(service),
+    policyRoutes(service),
+    addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }),
+    refreshRoutes(service),
+    openApiRoutes(),
+    adminRoutes(kernel, jobs, service, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, jobs };
+  return { app, jobs, service };
 }
