@@ -20,6 +20,18 @@ export function principalOf(ctx: Context): Principal {
   return p;
 }
 
+/**
+ * If-None-Match as an origin server evaluates it (RFC 9110 13.1.2, weak comparison). Koa's
+ * `ctx.fresh` is not used: it treats the request's `Cache-Control: no-cache` (which fetch adds
+ * to every conditional request) as a reload and never answers 304.
+ */
+function noneMatch(header: string, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const strip = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => strip(t) === strip(etag));
+}
+
 export function publicApiMiddleware(service: ApiService, opts: { cacheMaxAgeSeconds: number }) {
   return async (ctx: Context, next: Next) => {
     if (!PUBLIC.test(ctx.path)) return next();
@@ -35,10 +47,11 @@ export function publicApiMiddleware(service: ApiService, opts: { cacheMaxAgeSeco
     await next();
     if (ctx.method === 'GET' && ctx.status === 200 && CACHEABLE.has(ctx.path) && ctx.body !== undefined && ctx.body !== null) {
       const text = typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
-      ctx.set('ETag', `"${createHash('sha256').update(ctx.type).update('\0').update(text).digest('base64url').slice(0, 32)}"`);
+      const etag = `"${createHash('sha256').update(ctx.type).update('\0').update(text).digest('base64url').slice(0, 32)}"`;
+      ctx.set('ETag', etag);
       ctx.set('Cache-Control', `private, max-age=${opts.cacheMaxAgeSeconds}`);
       ctx.vary('Authorization');
-      if (ctx.fresh) {
+      if (noneMatch(ctx.get('if-none-match'), etag)) {
         ctx.status = 304;
         ctx.body = null;
       }

@@ -131,7 +131,11 @@ export class ApiService {
     const parsed = parseLibraryId(libraryId);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
     const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
-    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library?.id ?? parsed.id, parsed.version), query, tokens }));
+    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library?.id ?? parsed.id, parsed.version), query, tokens })).catch(
+      async (e: unknown) => {
+        throw library && isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
+      },
+    );
     const id = formatLibraryId(result.library.id, result.version);
     return type === 'json' ? { type, body: toContextJson(result), libraryId: id } : { type, text: toContextText(result), libraryId: id };
   }
@@ -155,6 +159,17 @@ export class ApiService {
       throw new RefdeskError('access_denied', `Access denied: library ${id} is not available on this server because ${decision.reason}. The server's operator can change the policy (PATCH /api/v2/policies).`);
     }
     return library;
+  }
+
+  /**
+   * A 422 when the library serves nothing because its newest build found no documentation or was
+   * too large (retrying will not help); null otherwise (still processing: the 202 stands).
+   */
+  private async unprocessable(id: string, version: string): Promise<RefdeskError | null> {
+    const newest = (await this.kernel.store.listJobs({ libraryId: id, limit: 20 })).find((j) => j.version === version);
+    const code = newest?.state === 'failed' ? newest.error?.code : undefined;
+    if (code !== 'no_documentation' && code !== 'too_large') return null;
+    return new RefdeskError(code, `Library ${formatLibraryId(id, version)} has no documentation: ${newest!.error!.message} Fix the source, then refresh the library.`);
   }
 
   /** Runs a search against the store (and reranker) with the request time limit; backend failures are 503. */
