@@ -29,14 +29,14 @@ class OriginRedirect extends Dispatcher {
   ) {
     super();
   }
-  dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandlers): boolean {
+  override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandlers): boolean {
     const origin = String(opts.origin ?? '');
     return this.inner.dispatch(origin === this.from ? { ...opts, origin: this.to } : opts, handler);
   }
-  close(): Promise<void> {
+  override close(): Promise<void> {
     return this.inner.close();
   }
-  destroy(): Promise<void> {
+  override destroy(): Promise<void> {
     return this.inner.destroy();
   }
 }
