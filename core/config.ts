@@ -13,6 +13,7 @@ import type { AnyDefinition, Plugin, Role } from './define.ts';
 import { KERNEL_VERSION } from './version.ts';
 import { validate } from './validate.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
+import type { RateLimitConfig } from './rate-limit.ts';
 
 const ROLES: readonly Role[] = ['source', 'chunker', 'embedder', 'reranker', 'store'];
 
@@ -27,6 +28,8 @@ export interface RefdeskConfig {
   slots: { store: string; chunkers?: string[]; embedder: string | null; reranker: string | null };
   query: { defaultTokens: number; minTokens: number; maxTokens: number };
   network: NetworkPolicy;
+  rateLimits: RateLimitConfig;
+  api: { requestTimeoutMs: number; maxOpenApiUploadBytes: number; cacheMaxAgeSeconds: number };
 }
 
 /** A definition picked from a loaded plugin, with its validated options. */
@@ -161,5 +164,8 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
   if (config.slots.embedder) slotCheck('embedder', config.slots.embedder, 'slots.embedder');
   if (config.slots.reranker) slotCheck('reranker', config.slots.reranker, 'slots.reranker');
   if (definitions.get('chunker')!.size === 0) throw new ConfigError(`${file}: plugins: no chunker plugin is enabled`);
+  if (!Object.hasOwn(config.rateLimits.plans, config.rateLimits.defaultPlan)) {
+    throw new ConfigError(`${file}: rateLimits.defaultPlan: no plan "${config.rateLimits.defaultPlan}" in rateLimits.plans (plans: ${Object.keys(config.rateLimits.plans).join(', ')})`);
+  }
   return { file, config, definitions };
 }

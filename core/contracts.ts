@@ -315,6 +315,34 @@ export interface BuildStats {
   totalTokens: number;
 }
 
+/** Who an API key belongs to and what it may do; never holds the key itself (only its hash). */
+export type ApiKeyRole = 'member' | 'admin';
+
+export interface ApiKeyRecord {
+  /** A short public identifier (`key_` + hex), used to list and revoke the key. */
+  id: string;
+  name: string;
+  /** The rate-limit plan (a key of config `rateLimits.plans`). */
+  plan: string;
+  /** `admin` keys may change the server's policy; `member` keys may read it. */
+  role: ApiKeyRole;
+  /** The first characters of the key (e.g. `rdk_AbCd`), to recognise it in listings. */
+  prefix: string;
+  createdAt: string;
+  /** When the key was revoked, or null while it is valid. */
+  revokedAt: string | null;
+}
+
+export interface ApiKeyInput {
+  id: string;
+  name: string;
+  plan: string;
+  role: ApiKeyRole;
+  prefix: string;
+  /** SHA-256 (hex) of the whole key; the key itself is never stored. */
+  hash: string;
+}
+
 /**
  * The Store keeps the catalog, versions, snippets, jobs and their logs.
  *
@@ -371,4 +399,27 @@ export interface Store {
   getJob(id: string): Promise<JobRecord | null>;
   getJobLog(id: string): Promise<JobLogLine[]>;
   listJobs(filter?: { libraryId?: string; state?: JobState; limit?: number }): Promise<JobRecord[]>;
+
+  /** A persisted setting (any JSON value), or undefined when it was never set. */
+  getSetting(key: string): Promise<unknown>;
+  /** Stores a JSON value under the key; `undefined` removes it. Durable when it resolves. */
+  setSetting(key: string, value: unknown): Promise<void>;
+
+  /** Stores a new API key record; an id or hash already stored is refused (`already_exists`). */
+  createApiKey(input: ApiKeyInput): Promise<ApiKeyRecord>;
+  /** The key record whose hash this is (revoked ones included), or null. */
+  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Every key record, oldest first. */
+  listApiKeys(): Promise<ApiKeyRecord[]>;
+  /** Marks the key revoked (idempotent); null when the id is unknown. */
+  revokeApiKey(id: string): Promise<ApiKeyRecord | null>;
+
+  /**
+   * Moves a library (its versions, builds, snippets and jobs) to a new ID and records the old
+   * ID as an alias of the new one; aliases that pointed at the old ID follow. Refuses an unknown
+   * old ID (`library_not_found`) and a new ID already in use (`already_exists`).
+   */
+  renameLibrary(oldId: string, newId: string): Promise<LibraryRecord>;
+  /** The library ID an old (renamed) ID now points to, or null when it is not an alias. */
+  resolveLibraryAlias(id: string): Promise<string | null>;
 }

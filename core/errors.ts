@@ -16,7 +16,14 @@ export type ErrorCode =
   | 'forbidden'
   | 'store_locked'
   | 'config_error'
-  | 'internal_error';
+  | 'internal_error'
+  | 'library_redirected'
+  | 'invalid_api_key'
+  | 'access_denied'
+  | 'rate_limit_exceeded'
+  | 'source_not_enabled'
+  | 'search_failed'
+  | 'processing_timeout';
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -33,6 +40,19 @@ const STATUS: Record<ErrorCode, number> = {
   store_locked: 409,
   config_error: 500,
   internal_error: 500,
+  /** The library was renamed; the error body carries `redirectUrl` (the new library ID). */
+  library_redirected: 301,
+  /** The API key is missing where required, mis-formatted, unknown or revoked. */
+  invalid_api_key: 401,
+  /** The server's policy hides the library. */
+  access_denied: 403,
+  rate_limit_exceeded: 429,
+  /** The source kind asked for is not enabled in this server's config. */
+  source_not_enabled: 400,
+  /** The search backend failed (store or reranker); retrying later may work. */
+  search_failed: 503,
+  /** The request did not finish within the server's time limit. */
+  processing_timeout: 504,
 };
 
 export class RefdeskError extends Error {

@@ -6,7 +6,6 @@ import type { LibraryRecord, SearchHit, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId } from './library-id.ts';
-import { tokenize } from './search/tokenize.ts';
 
 export interface ContextRequest {
   libraryId: string;
@@ -170,29 +169,4 @@ export function toContextText(result: ContextResult): string {
       return [`### ${s.breadcrumb.join(' > ')}`, where, s.content].join('\n\n');
     })
     .join(SEPARATOR);
-}
-
-/** Libraries matching a name, best first, with the question as a tie-breaker. */
-export async function searchLibraries(kernel: Kernel, libraryName: string, query: string): Promise<LibraryRecord[]> {
-  const name = libraryName.trim().toLowerCase();
-  const nameTokens = new Set(tokenize(libraryName));
-  const queryTokens = new Set(tokenize(query));
-  const libs = await kernel.store.listLibraries();
-  const scored = libs
-    .map((lib) => {
-      const idName = lib.id.split('/').pop()!.toLowerCase();
-      const title = lib.title.toLowerCase();
-      let score = 0;
-      if (idName === name || title === name || lib.id.toLowerCase() === name) score += 10;
-      else if (idName.includes(name) || title.includes(name) || lib.id.toLowerCase().includes(name)) score += 5;
-      const libTokens = new Set(tokenize(`${lib.id.replace(/[/]/g, ' ')} ${lib.title}`));
-      for (const t of nameTokens) if (libTokens.has(t)) score += 2;
-      const descTokens = new Set(tokenize(lib.description));
-      for (const t of queryTokens) if (descTokens.has(t) || libTokens.has(t)) score += 0.5;
-      if (score > 0 && lib.state === 'finalized') score += 1 + Math.log10(1 + lib.totalSnippets) * 0.1;
-      return { lib, score };
-    })
-    .filter((x) => x.score >= 2)
-    .sort((a, b) => b.score - a.score || b.lib.totalSnippets - a.lib.totalSnippets);
-  return scored.map((x) => x.lib);
 }

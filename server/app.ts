@@ -3,10 +3,16 @@ import type { Kernel } from '../core/kernel.ts';
 import { errorMiddleware } from './errors.ts';
 import { searchRoutes } from './routes/search.ts';
 import { contextRoutes } from './routes/context.ts';
+import { policyRoutes } from './routes/policies.ts';
+import { addRoutes } from './routes/add.ts';
+import { refreshRoutes } from './routes/refresh.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { JobRunner } from './job-runner.ts';
 import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
-import { KernelBackend } from './mcp/kernel-backend.ts';
+import { ServiceBackend } from './mcp/service-backend.ts';
+import { createApiService, type ApiService } from './api/service.ts';
+import { publicApiMiddleware } from './public-api.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -17,6 +23,8 @@ export interface AppOptions {
 export interface RefdeskApp {
   app: Koa;
   jobs: JobRunner;
+  /** The public API as plain functions (for in-process callers such as the MCP endpoint). */
+  service: ApiService;
 }
 
 /** Builds the Koa app over an opened kernel. Never listens (main.ts does). */
@@ -24,6 +32,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   const app = new Koa();
   app.proxy = false;
   const jobs = new JobRunner(kernel);
+  const service = createApiService(kernel, jobs);
   app.use(errorMiddleware(kernel.logger));
   app.use(async (ctx, next) => {
     if (ctx.path === '/ping') {
@@ -32,14 +41,37 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     }
     await next();
   });
-  app.use(mcpEndpoint(new KernelBackend(kernel), { onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }), ...options.mcp }));
+  // MCP requests count against the caller's rate limit like REST requests (a bad key is refused
+  // by the endpoint itself, with an MCP-specific message).
+  app.use(async (ctx, next) => {
+    if (ctx.path !== (options.mcp?.path ?? '/mcp')) return next();
+    const principal = await service.authenticate(ctx.req.headers, ctx.ip).catch(() => null);
+    if (principal) ctx.set(service.checkRateLimit(principal).headers);
+    await next();
+  });
+  app.use(
+    mcpEndpoint(new ServiceBackend(service), {
+      onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }),
+      ...options.mcp,
+      auth: {
+        requireKey: () => service.mcpRequireKey(),
+        verifyKey: (key) => service.authenticate({ authorization: `Bearer ${key}` }, 'mcp').then(() => true, () => false),
+        ...options.mcp?.auth,
+      },
+    }),
+  );
+  app.use(publicApiMiddleware(service, { cacheMaxAgeSeconds: kernel.config.api.cacheMaxAgeSeconds }));
   for (const router of [
-    searchRoutes(kernel),
-    contextRoutes(kernel),
-    adminRoutes(kernel, jobs, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
+    searchRoutes(service),
+    contextRoutes(service),
+    policyRoutes(service),
+    addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }),
+    refreshRoutes(service),
+    openApiRoutes(),
+    adminRoutes(kernel, jobs, service, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, jobs };
+  return { app, jobs, service };
 }

@@ -14,7 +14,9 @@ import { createKernel, type Kernel } from '../core/kernel.ts';
 import { createConsoleLogger } from '../core/services.ts';
 import { isRefdeskError, RefdeskError } from '../core/errors.ts';
 import { addLibrary, runIngestJob } from '../core/ingest.ts';
-import { getContext, searchLibraries, toContextJson, toContextText } from '../core/query.ts';
+import { getContext, toContextJson, toContextText } from '../core/query.ts';
+import { searchLibraries } from '../core/library-search.ts';
+import { cmdKeys, cmdRename } from './cli-admin.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings, type ProcessSettings } from './env.ts';
@@ -32,6 +34,11 @@ Commands:
   context <libraryId> <query> [--json] [--tokens N]
                                          the documentation snippets that answer a question
   jobs [libraryId]                       recent ingest jobs with their state
+  keys create [--name N] [--plan P] [--role member|admin]
+                                         create an API key (shown once; stored hashed)
+  keys list                              list API keys (id, prefix, plan, role, state)
+  keys revoke <id>                       revoke an API key
+  rename <oldId> <newId>                 rename a library; the old ID answers 301
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
   mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
                                          Refdesk's MCP server for AI clients (refdesk mcp --help)
@@ -153,7 +160,7 @@ async function cmdSearch(settings: ProcessSettings, positionals: string[]): Prom
   if (!name) throw new RefdeskError('invalid_request', 'search: give a library name.');
   const kernel = await openKernel(settings, 'reader');
   try {
-    const libs = await searchLibraries(kernel, name, rest.join(' ') || name);
+    const libs = (await searchLibraries(kernel, name, rest.join(' ') || name)).map((s) => s.library);
     if (libs.length === 0) process.stdout.write(`No library matches "${name}".\n`);
     for (const l of libs) process.stdout.write(`${l.id}\t${l.title}\t${l.totalSnippets} snippets\t${l.description}\n`);
     return 0;
@@ -222,6 +229,8 @@ export async function runCli(argv: string[]): Promise<number> {
       description: { type: 'string' },
       json: { type: 'boolean' },
       tokens: { type: 'string' },
+      plan: { type: 'string' },
+      role: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -247,6 +256,10 @@ export async function runCli(argv: string[]): Promise<number> {
       return cmdJobs(settings, rest);
     case 'demo':
       return cmdDemo(settings);
+    case 'keys':
+      return cmdKeys(openKernel, settings, rest, values);
+    case 'rename':
+      return cmdRename(openKernel, settings, rest);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;

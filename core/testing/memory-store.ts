@@ -10,6 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  ApiKeyInput,
+  ApiKeyRecord,
   BuildDocument,
   BuildStats,
   Clock,
@@ -41,6 +43,7 @@ import {
 } from '../store-rules.ts';
 import { buildLexicalIndex, type LexicalIndex } from '../search/lexical-index.ts';
 import { systemClock } from '../services.ts';
+import { duplicateApiKey, renameTargetExists, settingJson, validateApiKeyInput, validateRename, validateSettingKey } from '../store-admin-rules.ts';
 
 export interface MemoryStoreOptions {
   /** Where timestamps come from; the system clock unless given. */
@@ -183,6 +186,10 @@ export class MemoryStore implements Store {
   private jobs = new Map<string, JobRow>();
   private nextSnippetId = 1;
   private nextRowid = 1;
+  /** Settings as JSON text, as the embedded store keeps them. */
+  private settings = new Map<string, string>();
+  private apiKeys = new Map<string, ApiKeyRecord & { hash: string; rowid: number }>();
+  private aliases = new Map<string, string>();
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -205,6 +212,9 @@ export class MemoryStore implements Store {
     this.versions = new Map();
     this.builds = new Map();
     this.jobs = new Map();
+    this.settings = new Map();
+    this.apiKeys = new Map();
+    this.aliases = new Map();
   }
 
   private now(): string {
@@ -273,6 +283,7 @@ export class MemoryStore implements Store {
     for (const [k, v] of this.versions) if (v.libraryId === id) this.versions.delete(k);
     for (const [k, j] of this.jobs) if (j.libraryId === id) this.jobs.delete(k);
     this.libraries.delete(id);
+    for (const [alias, target] of this.aliases) if (target === id) this.aliases.delete(alias);
     return true;
   }
 
@@ -576,6 +587,90 @@ export class MemoryStore implements Store {
       .slice(0, limit)
       .map(toJobRecord);
   }
+
+  // -------------------------------------------------------------------------------------------
+  // Settings, API keys, aliases
+  // -------------------------------------------------------------------------------------------
+
+  async getSetting(key: string): Promise<unknown> {
+    this.requireOpen();
+    validateSettingKey(key);
+    const text = this.settings.get(key);
+    return text === undefined ? undefined : parseJson<unknown>(text, undefined);
+  }
+
+  async setSetting(key: string, value: unknown): Promise<void> {
+    this.requireOpen();
+    validateSettingKey(key);
+    if (value === undefined) this.settings.delete(key);
+    else this.settings.set(key, settingJson(key, value));
+  }
+
+  async createApiKey(input: ApiKeyInput): Promise<ApiKeyRecord> {
+    this.requireOpen();
+    validateApiKeyInput(input);
+    if (this.apiKeys.has(input.id) || [...this.apiKeys.values()].some((k) => k.hash === input.hash)) throw duplicateApiKey();
+    const row = {
+      id: input.id,
+      name: input.name,
+      plan: input.plan,
+      role: input.role,
+      prefix: input.prefix,
+      hash: input.hash,
+      createdAt: this.now(),
+      revokedAt: null,
+      rowid: this.nextRowid++,
+    };
+    this.apiKeys.set(input.id, row);
+    return publicKey(row);
+  }
+
+  async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+    this.requireOpen();
+    const row = [...this.apiKeys.values()].find((k) => k.hash === String(hash));
+    return row ? publicKey(row) : null;
+  }
+
+  async listApiKeys(): Promise<ApiKeyRecord[]> {
+    this.requireOpen();
+    return [...this.apiKeys.values()]
+      .sort((a, b) => (a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? -1 : 1) : a.rowid - b.rowid))
+      .map(publicKey);
+  }
+
+  async revokeApiKey(id: string): Promise<ApiKeyRecord | null> {
+    this.requireOpen();
+    const row = this.apiKeys.get(String(id));
+    if (!row) return null;
+    if (row.revokedAt === null) this.apiKeys.set(row.id, { ...row, revokedAt: this.now() });
+    return publicKey(this.apiKeys.get(row.id)!);
+  }
+
+  async renameLibrary(oldId: string, newId: string): Promise<LibraryRecord> {
+    this.requireOpen();
+    validateRename(oldId, newId);
+    const lib = this.libraries.get(oldId);
+    if (!lib) throw libraryNotFound(oldId);
+    if (this.libraries.has(newId)) throw renameTargetExists(newId);
+    this.libraries.delete(oldId);
+    this.libraries.set(newId, { ...lib, id: newId });
+    for (const [k, v] of [...this.versions]) {
+      if (v.libraryId !== oldId) continue;
+      this.versions.delete(k);
+      this.versions.set(versionKey(newId, v.version), { ...v, libraryId: newId });
+    }
+    for (const b of this.builds.values()) if (b.libraryId === oldId) b.libraryId = newId;
+    for (const j of this.jobs.values()) if (j.libraryId === oldId) j.libraryId = newId;
+    this.aliases.delete(newId);
+    for (const [alias, target] of this.aliases) if (target === oldId) this.aliases.set(alias, newId);
+    this.aliases.set(oldId, newId);
+    return this.libraryRecord(this.libraries.get(newId)!);
+  }
+
+  async resolveLibraryAlias(id: string): Promise<string | null> {
+    this.requireOpen();
+    return this.aliases.get(String(id)) ?? null;
+  }
 }
 
 function toJobRecord(r: JobRow): JobRecord {
@@ -591,4 +686,8 @@ function toJobRecord(r: JobRow): JobRecord {
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
   };
+}
+
+function publicKey(row: ApiKeyRecord & { hash: string }): ApiKeyRecord {
+  return { id: row.id, name: row.name, plan: row.plan, role: row.role, prefix: row.prefix, createdAt: row.createdAt, revokedAt: row.revokedAt };
 }

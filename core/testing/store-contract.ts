@@ -538,6 +538,65 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
         }));
     });
 
+    describe('settings, API keys and aliases', () => {
+      test('settings hold JSON values; undefined removes them; bad keys are refused', () =>
+        withStore(async (store) => {
+          assert.equal(await store.getSetting('mcp.requireKey'), undefined);
+          await store.setSetting('mcp.requireKey', true);
+          await store.setSetting('policy', { sourceTypes: { websites: false }, list: ['/a/b'] });
+          assert.equal(await store.getSetting('mcp.requireKey'), true);
+          assert.deepEqual(await store.getSetting('policy'), { sourceTypes: { websites: false }, list: ['/a/b'] });
+          await store.setSetting('mcp.requireKey', undefined);
+          assert.equal(await store.getSetting('mcp.requireKey'), undefined);
+          await assert.rejects(store.setSetting('bad key!', 1), errorCode('invalid_request'));
+        }));
+
+      test('API keys: created, found by hash, listed oldest first, revoked idempotently; duplicates refused', () =>
+        withStore(async (store) => {
+          const a = await store.createApiKey({ id: 'key_a', name: 'ci', plan: 'free', role: 'member', prefix: 'rdk_AAAA', hash: 'h'.repeat(64) });
+          assert.deepEqual({ ...a, createdAt: '' }, { id: 'key_a', name: 'ci', plan: 'free', role: 'member', prefix: 'rdk_AAAA', createdAt: '', revokedAt: null });
+          assert.match(a.createdAt, ISO_MS);
+          assert.equal('hash' in a, false, 'the hash is never handed out');
+          await store.createApiKey({ id: 'key_b', name: '', plan: 'pro', role: 'admin', prefix: 'rdk_BBBB', hash: 'g'.repeat(64) });
+          await assert.rejects(store.createApiKey({ id: 'key_c', name: '', plan: 'pro', role: 'admin', prefix: 'rdk_CCCC', hash: 'g'.repeat(64) }), errorCode('already_exists'));
+          await assert.rejects(store.createApiKey({ id: 'key_d', name: '', plan: 'pro', role: 'owner' as never, prefix: 'rdk_D', hash: 'd'.repeat(64) }), errorCode('invalid_request'));
+          assert.equal((await store.findApiKeyByHash('g'.repeat(64)))?.id, 'key_b');
+          assert.equal(await store.findApiKeyByHash('x'), null);
+          assert.deepEqual((await store.listApiKeys()).map((k) => k.id), ['key_a', 'key_b']);
+          const revoked = await store.revokeApiKey('key_a');
+          assert.match(revoked?.revokedAt ?? '', ISO_MS);
+          assert.equal((await store.revokeApiKey('key_a'))?.revokedAt, revoked?.revokedAt);
+          assert.equal((await store.findApiKeyByHash('h'.repeat(64)))?.revokedAt, revoked?.revokedAt);
+          assert.equal(await store.revokeApiKey('key_zzz'), null);
+        }));
+
+      test('renameLibrary moves versions, snippets and jobs and leaves an alias that follows later renames', () =>
+        withStore(async (store) => {
+          await store.upsertLibrary(lib('/old/name'));
+          await buildVersion(store, '/old/name', '', [sampleSnippet({ content: 'default words' })]);
+          await buildVersion(store, '/old/name', 'v1', [sampleSnippet({ content: 'pinned words' })]);
+          const job = await store.createJob({ libraryId: '/old/name', version: '', kind: 'upload' });
+          const renamed = await store.renameLibrary('/old/name', '/new/name');
+          assert.equal(renamed.id, '/new/name');
+          assert.equal(renamed.state, 'finalized');
+          assert.deepEqual(renamed.versions, ['v1']);
+          assert.equal(await store.getLibrary('/old/name'), null);
+          assert.deepEqual(contents(await store.getSnippets('/new/name', '')), ['default words']);
+          assert.deepEqual(contents(await store.getSnippets('/new/name', 'v1')), ['pinned words']);
+          assert.equal((await store.getJob(job.id))?.libraryId, '/new/name');
+          assert.equal(await store.resolveLibraryAlias('/old/name'), '/new/name');
+          assert.equal(await store.resolveLibraryAlias('/new/name'), null);
+          await store.renameLibrary('/new/name', '/third/name');
+          assert.equal(await store.resolveLibraryAlias('/old/name'), '/third/name');
+          assert.equal(await store.resolveLibraryAlias('/new/name'), '/third/name');
+          await store.upsertLibrary(lib('/other/lib'));
+          await assert.rejects(store.renameLibrary('/third/name', '/other/lib'), errorCode('already_exists'));
+          await assert.rejects(store.renameLibrary('/missing/lib', '/x/y'), errorCode('library_not_found'));
+          await store.deleteLibrary('/third/name');
+          assert.equal(await store.resolveLibraryAlias('/old/name'), null);
+        }));
+    });
+
     test('after close, further calls fail', () =>
       withStore(async (store) => {
         await store.upsertLibrary(lib('/docs/koa'));

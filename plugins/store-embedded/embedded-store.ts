@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
+  ApiKeyInput,
+  ApiKeyRecord,
   BuildDocument,
   BuildStats,
   Clock,
@@ -41,6 +43,7 @@ import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
 import { BuildCache, type CachedBuild } from './build-cache.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
+import { duplicateApiKey, renameTargetExists, settingJson, validateApiKeyInput, validateRename, validateSettingKey } from '../../core/store-admin-rules.ts';
 import { all, get, loadSqlJs, num, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 import { sortVersionsNewestFirst } from '../../core/version-order.ts';
 
@@ -383,6 +386,7 @@ export class EmbeddedStore implements Store {
       run(db, 'DELETE FROM job_logs WHERE job_id IN (SELECT id FROM jobs WHERE library_id = ?)', [id]);
       run(db, 'DELETE FROM jobs WHERE library_id = ?', [id]);
       run(db, 'DELETE FROM libraries WHERE id = ?', [id]);
+      run(db, 'DELETE FROM library_aliases WHERE target = ?', [id]);
     });
     for (const b of buildIds) this.cache.delete(b);
     await this.persist();
@@ -822,10 +826,101 @@ export class EmbeddedStore implements Store {
     return all(db, sql, params).map(toJobRecord);
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Settings, API keys, aliases
+  // -------------------------------------------------------------------------------------------
+
+  async getSetting(key: string): Promise<unknown> {
+    const db = this.requireDb();
+    validateSettingKey(key);
+    const row = get(db, 'SELECT value FROM settings WHERE key = ?', [key]);
+    return row ? parseJson<unknown>(row.value, undefined) : undefined;
+  }
+
+  async setSetting(key: string, value: unknown): Promise<void> {
+    const db = this.requireWritable();
+    validateSettingKey(key);
+    if (value === undefined) run(db, 'DELETE FROM settings WHERE key = ?', [key]);
+    else run(db, 'INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)', [key, settingJson(key, value)]);
+    await this.persist();
+  }
+
+  async createApiKey(input: ApiKeyInput): Promise<ApiKeyRecord> {
+    const db = this.requireWritable();
+    validateApiKeyInput(input);
+    if (get(db, 'SELECT 1 AS x FROM api_keys WHERE id = ? OR hash = ?', [input.id, input.hash])) throw duplicateApiKey();
+    run(db, 'INSERT INTO api_keys (id, name, plan, role, prefix, hash, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)', [
+      input.id,
+      input.name,
+      input.plan,
+      input.role,
+      input.prefix,
+      input.hash,
+      this.now(),
+    ]);
+    await this.persist();
+    return toApiKeyRecord(get(db, 'SELECT * FROM api_keys WHERE id = ?', [input.id])!);
+  }
+
+  async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const row = get(this.requireDb(), 'SELECT * FROM api_keys WHERE hash = ?', [String(hash)]);
+    return row ? toApiKeyRecord(row) : null;
+  }
+
+  async listApiKeys(): Promise<ApiKeyRecord[]> {
+    return all(this.requireDb(), 'SELECT * FROM api_keys ORDER BY created_at, rowid').map(toApiKeyRecord);
+  }
+
+  async revokeApiKey(id: string): Promise<ApiKeyRecord | null> {
+    const db = this.requireWritable();
+    const row = get(db, 'SELECT * FROM api_keys WHERE id = ?', [String(id)]);
+    if (!row) return null;
+    if (row.revoked_at == null) {
+      run(db, 'UPDATE api_keys SET revoked_at = ? WHERE id = ?', [this.now(), id]);
+      await this.persist();
+    }
+    return toApiKeyRecord(get(db, 'SELECT * FROM api_keys WHERE id = ?', [id])!);
+  }
+
+  async renameLibrary(oldId: string, newId: string): Promise<LibraryRecord> {
+    const db = this.requireWritable();
+    validateRename(oldId, newId);
+    if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [oldId])) throw libraryNotFound(oldId);
+    if (get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [newId])) throw renameTargetExists(newId);
+    transaction(db, () => {
+      run(db, 'UPDATE libraries SET id = ? WHERE id = ?', [newId, oldId]);
+      run(db, 'UPDATE versions SET library_id = ? WHERE library_id = ?', [newId, oldId]);
+      run(db, 'UPDATE builds SET library_id = ? WHERE library_id = ?', [newId, oldId]);
+      run(db, 'UPDATE jobs SET library_id = ? WHERE library_id = ?', [newId, oldId]);
+      run(db, 'DELETE FROM library_aliases WHERE alias = ?', [newId]);
+      run(db, 'UPDATE library_aliases SET target = ? WHERE target = ?', [newId, oldId]);
+      run(db, 'INSERT OR REPLACE INTO library_aliases (alias, target, created_at) VALUES (?, ?, ?)', [oldId, newId, this.now()]);
+    });
+    await this.persist();
+    return this.libraryRecords(newId)[0];
+  }
+
+  async resolveLibraryAlias(id: string): Promise<string | null> {
+    const row = get(this.requireDb(), 'SELECT target FROM library_aliases WHERE alias = ?', [String(id)]);
+    return row ? str(row.target) : null;
+  }
+
   private jobRecord(id: string): JobRecord | null {
     const row = get(this.requireDb(), 'SELECT * FROM jobs WHERE id = ?', [id]);
     return row ? toJobRecord(row) : null;
   }
+}
+
+function toApiKeyRecord(r: Row): ApiKeyRecord {
+  return {
+    id: str(r.id),
+    name: str(r.name),
+    plan: str(r.plan),
+    role: str(r.role) as ApiKeyRecord['role'],
+    prefix: str(r.prefix),
+    createdAt: str(r.created_at),
+    revokedAt: strOrNull(r.revoked_at),
+  };
 }
 
 function toJobRecord(r: Row): JobRecord {

@@ -89,7 +89,10 @@ CREATE TABLE IF NOT EXISTS settings (
 );
 `;
 
-/** Version 2: the documents of each build, so a refresh can skip unchanged documents. */
+/**
+ * Version 2: the documents of each build (so a refresh can skip unchanged documents), API keys
+ * (hashed) and library aliases (renamed libraries answer 301).
+ */
 const SCHEMA_V2 = `
 CREATE TABLE IF NOT EXISTS documents (
   build_id  TEXT NOT NULL,
@@ -98,6 +101,21 @@ CREATE TABLE IF NOT EXISTS documents (
   meta      TEXT NOT NULL DEFAULT '{}',
   chunker   TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (build_id, path)
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+  id         TEXT PRIMARY KEY,
+  name       TEXT NOT NULL,
+  plan       TEXT NOT NULL,
+  role       TEXT NOT NULL,
+  prefix     TEXT NOT NULL,
+  hash       TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS library_aliases (
+  alias      TEXT PRIMARY KEY,
+  target     TEXT NOT NULL,
+  created_at TEXT NOT NULL
 );
 `;
 

@@ -1,6 +1,6 @@
 /**
  * What the MCP tools need from Refdesk: find libraries, and get the context text for a question.
- * Two implementations: KernelBackend (in the Refdesk server's process, over the kernel) and
+ * Two implementations: ServiceBackend (in the Refdesk server's process, over the REST API's service layer) and
  * HttpBackend (the `refdesk mcp` command, over a Refdesk server's REST API).
  */
 

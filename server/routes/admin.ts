@@ -10,8 +10,13 @@ import type { Kernel } from '../../core/kernel.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import type { JobRunner } from '../job-runner.ts';
-import { libraryJson } from './search.ts';
+import { libraryJson } from '../api/library-json.ts';
 import { requiredString } from '../params.ts';
+import type { ApiService } from '../api/service.ts';
+import { readJsonBody } from '../body.ts';
+import { objectBody, onlyFields, optionalString, requiredString as requiredField } from '../api/params.ts';
+import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
+import type { ApiKeyRole } from '../../core/contracts.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -19,7 +24,7 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
  * Operator routes. Until API keys exist they answer only requests from this machine
  * (loopback), which is how the `refdesk` CLI talks to a running server.
  */
-export function adminRoutes(kernel: Kernel, jobs: JobRunner, opts: { maxUploadBytes: number }): Router {
+export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService, opts: { maxUploadBytes: number }): Router {
   const r = new Router({ prefix: '/api/admin' });
   r.use(async (ctx: Context, next: Next) => {
     if (!LOOPBACK.has(ctx.request.socket.remoteAddress ?? '')) {
@@ -37,6 +42,46 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, opts: { maxUploadBy
     const job = await kernel.store.getJob(ctx.params.id);
     if (!job) throw new RefdeskError('invalid_request', `Unknown job "${ctx.params.id}".`);
     ctx.body = { job, log: await kernel.store.getJobLog(job.id) };
+  });
+
+  /** API keys: created (the key is in this answer only), listed, revoked. */
+  r.post('/keys', async (ctx) => {
+    const body = objectBody(await readJsonBody(ctx));
+    onlyFields(body, ['name', 'plan', 'role']);
+    const role = optionalString(body, 'role', 20) as ApiKeyRole | undefined;
+    const { key, record } = await service.createKey({ name: optionalString(body, 'name', 100), plan: optionalString(body, 'plan', 100), role });
+    ctx.status = 201;
+    ctx.body = { key, record };
+  });
+
+  r.get('/keys', async (ctx) => {
+    ctx.body = { keys: await kernel.store.listApiKeys() };
+  });
+
+  r.delete('/keys/:id', async (ctx) => {
+    const record = await kernel.store.revokeApiKey(ctx.params.id);
+    if (!record) throw new RefdeskError('invalid_request', `Unknown key id "${ctx.params.id.slice(0, 40)}"; list the keys with refdesk keys list.`);
+    ctx.body = { record };
+  });
+
+  /** Renames a library: {from, to}; the old ID then answers 301 with the new one. */
+  r.post('/rename', async (ctx) => {
+    const body = objectBody(await readJsonBody(ctx));
+    onlyFields(body, ['from', 'to']);
+    const library = await service.renameLibrary(requiredField(body, 'from'), requiredField(body, 'to'));
+    ctx.body = { library: libraryJson(library), message: `Renamed to ${library.id}; the old ID answers 301 with redirectUrl ${library.id}.` };
+  });
+
+  /** Settings the operator may change at run time. */
+  r.get('/settings', async (ctx) => {
+    ctx.body = { [MCP_REQUIRE_KEY]: await getMcpRequireKey(kernel.store) };
+  });
+
+  r.patch('/settings', async (ctx) => {
+    const body = objectBody(await readJsonBody(ctx));
+    onlyFields(body, [MCP_REQUIRE_KEY]);
+    if (body[MCP_REQUIRE_KEY] !== undefined) await setMcpRequireKey(kernel.store, body[MCP_REQUIRE_KEY] as boolean);
+    ctx.body = { [MCP_REQUIRE_KEY]: await getMcpRequireKey(kernel.store) };
   });
 
   /** Body: a .tar.gz or .zip of the docs; query: name (and optional title). Queues an ingest. */

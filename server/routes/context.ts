@@ -1,21 +1,17 @@
 import Router from '@koa/router';
-import type { Kernel } from '../../core/kernel.ts';
-import { getContext, toContextJson, toContextText } from '../../core/query.ts';
-import { optionalEnum, optionalInt, requiredString } from '../params.ts';
+import type { ApiService } from '../api/service.ts';
+import { principalOf } from '../public-api.ts';
 
-export function contextRoutes(kernel: Kernel): Router {
+/** GET /api/v2/context */
+export function contextRoutes(service: ApiService): Router {
   const r = new Router();
   r.get('/api/v2/context', async (ctx) => {
-    const libraryId = requiredString(ctx, 'libraryId');
-    const query = requiredString(ctx, 'query');
-    const type = optionalEnum(ctx, 'type', ['json', 'txt'] as const, 'txt');
-    const tokens = optionalInt(ctx, 'tokens');
-    const result = await getContext(kernel, { libraryId, query, tokens });
-    if (type === 'json') {
-      ctx.body = toContextJson(result);
+    const result = await service.getContextFor(principalOf(ctx), ctx.query);
+    if (result.type === 'json') {
+      ctx.body = result.body;
     } else {
       ctx.type = 'text/plain; charset=utf-8';
-      ctx.body = toContextText(result);
+      ctx.body = result.text;
     }
   });
   return r;

@@ -19,7 +19,7 @@ import { createConsoleLogger } from '../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { mcpEndpoint } from '../../server/mcp/http-endpoint.ts';
-import { KernelBackend } from '../../server/mcp/kernel-backend.ts';
+import { ServiceBackend } from '../../server/mcp/service-backend.ts';
 import type { ContextTextRequest, LibrarySearchRequest } from '../../server/mcp/backend.ts';
 import { CLIENT_KINDS, makeClient, resultText, writeWidgetryDocs, type ClientKind, type McpTestClient } from '../helpers/mcp-docs.ts';
 import { toolBehaviourTests } from '../helpers/mcp-tool-checks.ts';
@@ -156,7 +156,7 @@ describe('API keys on /mcp', () => {
   let required = true;
   let base: string;
   before(async () => {
-    const inner = new KernelBackend(kernel);
+    const inner = new ServiceBackend(createApp(kernel).service);
     // Records the key each call reaches the backend with.
     const recording = {
       searchLibraries: (req: LibrarySearchRequest) => (seen.push(req.apiKey), inner.searchLibraries(req)),

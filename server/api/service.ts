@@ -1,0 +1,340 @@
+/**
+ * The public API as plain functions: what every endpoint does, without HTTP. Routes (and the
+ * MCP endpoint, in process) call these with plain values and a Principal; every failure is a
+ * RefdeskError (an ApiError when it carries a redirect or rate-limit headers).
+ *
+ *   const service = createApiService(kernel, jobs);
+ *   const principal = await service.authenticate(headers, clientAddress);   // 401 on a bad key
+ *   service.checkRateLimit(principal);                                      // 429 when over
+ *   await service.searchLibrariesFor(principal, { libraryName, query });    // {results, searchFilterApplied}
+ *   await service.getContextFor(principal, { libraryId, query, type });     // {type:'txt', text} | {type:'json', body}
+ */
+import type { Kernel } from '../../core/kernel.ts';
+import type { LibraryRecord } from '../../core/contracts.ts';
+import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
+import { addLibrary } from '../../core/ingest.ts';
+import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
+import { getContext, toContextJson, toContextText } from '../../core/query.ts';
+import { searchLibraries } from '../../core/library-search.ts';
+import { RateLimiter, type RateLimitDecision } from '../../core/rate-limit.ts';
+import { applyPolicyPatch, decide, isRestrictive, type Policy } from '../../core/policy.ts';
+import { getMcpRequireKey, getPolicy, setPolicy } from '../../core/settings.ts';
+import { createApiKey, type CreateApiKeyInput, type CreatedApiKey } from '../../core/api-keys.ts';
+import type { JobRunner } from '../job-runner.ts';
+import { ApiError } from './api-error.ts';
+import { authenticate, requireAdmin, requireKey, type HeaderBag, type Principal } from './auth.ts';
+import { libraryJson, type LibraryJson } from './library-json.ts';
+import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
+import { parseAddRequest, type AddRoute } from './add-requests.ts';
+import { fallbackLibraryId } from './derive-id.ts';
+
+export type { Principal, HeaderBag } from './auth.ts';
+
+export interface SearchResponse {
+  results: LibraryJson[];
+  searchFilterApplied: boolean;
+}
+
+export type ContextResponse = { type: 'txt'; text: string; libraryId: string } | { type: 'json'; body: ReturnType<typeof toContextJson>; libraryId: string };
+
+export interface PolicyResponse extends Policy {
+  accessibleLibraryCount: number;
+}
+
+export interface AddResponse {
+  libraryName: string;
+  message: string;
+  jobId: string;
+}
+
+/** The config line that enables each source kind's plugin (for "not enabled" messages). */
+const PLUGIN_OF_KIND: Record<string, string> = {
+  git: 'source-git',
+  openapi: 'source-openapi',
+  llmstxt: 'source-llms-txt',
+  website: 'source-website',
+  confluence: 'source-confluence',
+  upload: 'source-upload',
+};
+
+export class ApiService {
+  readonly rateLimiter: RateLimiter;
+
+  constructor(
+    readonly kernel: Kernel,
+    private readonly jobs: JobRunner,
+  ) {
+    this.rateLimiter = new RateLimiter(kernel.config.rateLimits, kernel.clock);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Callers
+  // -------------------------------------------------------------------------------------------
+
+  /** The principal of a request (`client` is its address); 401 `invalid_api_key` for a bad key. */
+  authenticate(headers: HeaderBag, client: string): Promise<Principal> {
+    return authenticate(this.kernel.store, headers, client);
+  }
+
+  /**
+   * Counts one request against the caller's limit and returns the RateLimit-* headers to send;
+   * throws a 429 ApiError (with Retry-After) when the caller is over its limit.
+   */
+  checkRateLimit(principal: Principal): { decision: RateLimitDecision; headers: Record<string, string> } {
+    const bucket = principal.kind === 'key' ? `key:${principal.key.id}` : `anon:${principal.client}`;
+    const decision = this.rateLimiter.consume(bucket, this.rateLimiter.ruleFor(principal.kind === 'key' ? principal.key.plan : null));
+    const headers = {
+      'RateLimit-Limit': String(decision.limit),
+      'RateLimit-Remaining': String(decision.remaining),
+      'RateLimit-Reset': String(decision.resetAt),
+    };
+    if (!decision.allowed) {
+      const who = principal.kind === 'key' ? `this key's plan "${principal.key.plan}"` : 'requests without an API key';
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `Rate limit exceeded: ${who} may make ${decision.limit} requests per ${this.kernel.config.rateLimits.windowSeconds} s. Retry after ${decision.retryAfter} s${principal.kind === 'key' ? '' : ', or use an API key for higher limits'}.`,
+        { headers: { ...headers, 'Retry-After': String(decision.retryAfter) }, details: { retryAfterSeconds: decision.retryAfter } },
+      );
+    }
+    return { decision, headers };
+  }
+
+  /** Whether the MCP endpoint must refuse requests without a key (setting `mcp.requireKey`). */
+  mcpRequireKey(): Promise<boolean> {
+    return getMcpRequireKey(this.kernel.store);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Search and context
+  // -------------------------------------------------------------------------------------------
+
+  /** GET /api/v2/libs/search: libraryName and query (1-500 characters), fast (true/false). */
+  async searchLibrariesFor(_principal: Principal, params: Params): Promise<SearchResponse> {
+    const libraryName = requiredString(params, 'libraryName');
+    const query = requiredString(params, 'query');
+    const fast = optionalBool(params, 'fast');
+    return this.backend('Library search', async () => {
+      const policy = await getPolicy(this.kernel.store);
+      const now = this.kernel.clock.now();
+      const scored = await searchLibraries(this.kernel, libraryName, query, { fast, filter: (lib) => decide(policy, lib, now).allowed });
+      return { results: scored.map((s) => libraryJson(s.library)), searchFilterApplied: isRestrictive(policy) };
+    });
+  }
+
+  /** GET /api/v2/context: libraryId, query, type (txt|json), tokens, fast. */
+  async getContextFor(_principal: Principal, params: Params): Promise<ContextResponse> {
+    const libraryId = requiredString(params, 'libraryId');
+    const query = requiredString(params, 'query');
+    const type = optionalEnum(params, 'type', ['json', 'txt'] as const, 'txt');
+    const tokens = optionalInt(params, 'tokens');
+    const fast = optionalBool(params, 'fast');
+    const parsed = parseLibraryId(libraryId);
+    const library = await this.visibleLibrary(parsed.id, parsed.version);
+    const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
+    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library?.id ?? parsed.id, parsed.version), query, tokens })).catch(
+      async (e: unknown) => {
+        throw library && isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
+      },
+    );
+    const id = formatLibraryId(result.library.id, result.version);
+    return type === 'json' ? { type, body: toContextJson(result), libraryId: id } : { type, text: toContextText(result), libraryId: id };
+  }
+
+  /**
+   * The library behind an ID as the policy lets this caller see it: 301 for a renamed library,
+   * 403 when the policy hides it, null when unknown (the caller's query then answers 404).
+   */
+  private async visibleLibrary(id: string, version: string): Promise<LibraryRecord | null> {
+    const library = await this.kernel.store.getLibrary(id);
+    if (!library) {
+      const target = await this.kernel.store.resolveLibraryAlias(id);
+      if (target) {
+        const to = formatLibraryId(target, version);
+        throw new ApiError('library_redirected', `Library ${id} has been redirected to this library: ${target}. Use the library ID "${to}".`, { details: { redirectUrl: to } });
+      }
+      return null;
+    }
+    const decision = decide(await getPolicy(this.kernel.store), library, this.kernel.clock.now());
+    if (!decision.allowed) {
+      throw new RefdeskError('access_denied', `Access denied: library ${id} is not available on this server because ${decision.reason}. The server's operator can change the policy (PATCH /api/v2/policies).`);
+    }
+    return library;
+  }
+
+  /**
+   * A 422 when the library serves nothing because its newest build found no documentation or was
+   * too large (retrying will not help); null otherwise (still processing: the 202 stands).
+   */
+  private async unprocessable(id: string, version: string): Promise<RefdeskError | null> {
+    const newest = (await this.kernel.store.listJobs({ libraryId: id, limit: 20 })).find((j) => j.version === version);
+    const code = newest?.state === 'failed' ? newest.error?.code : undefined;
+    if (code !== 'no_documentation' && code !== 'too_large') return null;
+    return new RefdeskError(code, `Library ${formatLibraryId(id, version)} has no documentation: ${newest!.error!.message} Fix the source, then refresh the library.`);
+  }
+
+  /** Runs a search against the store (and reranker) with the request time limit; backend failures are 503. */
+  private async backend<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    const ms = this.kernel.config.api.requestTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RefdeskError('processing_timeout', `${what} did not finish within ${ms} ms; try again, or ask a narrower question.`)), ms);
+      timer.unref();
+    });
+    try {
+      return await Promise.race([fn(), timeout]);
+    } catch (e) {
+      if (isRefdeskError(e) && e.code !== 'internal_error' && e.code !== 'config_error') throw e;
+      this.kernel.logger.error(`${what} failed`, { error: (e as Error).message });
+      throw new RefdeskError('search_failed', `${what} is unavailable right now (the search backend failed); try again in a moment.`, { cause: e });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Policies
+  // -------------------------------------------------------------------------------------------
+
+  /** GET /api/v2/policies: any key. */
+  async getPolicyFor(principal: Principal): Promise<PolicyResponse> {
+    requireKey(principal, 'Reading the policy');
+    return this.policyResponse(await getPolicy(this.kernel.store));
+  }
+
+  /** PATCH /api/v2/policies: admin keys only. */
+  async patchPolicyFor(principal: Principal, body: unknown): Promise<PolicyResponse> {
+    requireAdmin(principal, 'Changing the policy');
+    const next = applyPolicyPatch(await getPolicy(this.kernel.store), body);
+    await setPolicy(this.kernel.store, next);
+    return this.policyResponse(next);
+  }
+
+  private async policyResponse(policy: Policy): Promise<PolicyResponse> {
+    const now = this.kernel.clock.now();
+    const libs = await this.kernel.store.listLibraries();
+    return { ...policy, accessibleLibraryCount: libs.filter((l) => decide(policy, l, now).allowed).length };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Adding and refreshing libraries
+  // -------------------------------------------------------------------------------------------
+
+  /** A 400 `source_not_enabled` naming the kind and how to enable it, unless it is enabled. */
+  ensureSourceEnabled(kind: string): void {
+    if (this.kernel.sources.has(kind)) return;
+    const plugin = PLUGIN_OF_KIND[kind] ?? `a plugin providing the "${kind}" source`;
+    throw new RefdeskError(
+      'source_not_enabled',
+      `The "${kind}" source is not enabled on this server. To enable it, add "- use: ../plugins/${plugin}/index.ts" to the plugins list of the server's config file (REFDESK_CONFIG, default config/default.yaml) and restart the server. Enabled sources: ${[...this.kernel.sources.keys()].join(', ') || 'none'}.`,
+    );
+  }
+
+  /** POST /api/v2/add/<route>: validates, creates the library (not finalized) and queues its ingest. */
+  async addLibraryFor(principal: Principal, route: AddRoute, body: unknown): Promise<AddResponse> {
+    requireKey(principal, 'Adding a library');
+    const req = parseAddRequest(route, body);
+    this.ensureSourceEnabled(req.kind);
+    const def = this.kernel.sources.get(req.kind)!.def;
+    const derived = def.deriveId ? def.deriveId(structuredClone(req.spec)) : fallbackLibraryId(req.kind, req.spec);
+    const id = parseLibraryId(derived).id;
+    await this.refuseExisting(id);
+    return this.queueAdd({ source: req.kind, id, spec: req.spec, title: req.title, description: req.description }, `Queued ${id} from the ${req.kind} source`);
+  }
+
+  /**
+   * POST /api/v2/add/openapi-upload, once the route has saved the file under
+   * <dataDir>/uploads: the library is /openapi/<title or file name>.
+   */
+  async addOpenApiUploadFor(principal: Principal, input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
+    requireKey(principal, 'Adding a library');
+    this.ensureSourceEnabled('openapi');
+    const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
+    const name = slugifyLibraryName(base);
+    if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
+    validateLibraryName(name);
+    const id = parseLibraryId(`/openapi/${name}`).id;
+    if (!input.force) await this.refuseExisting(id, ' Send force=true to replace its specification.');
+    return this.queueAdd({ source: 'openapi', id, spec: { path: input.path }, title: input.title?.trim() || undefined }, `Queued ${id} from the uploaded specification`);
+  }
+
+  private async refuseExisting(id: string, hint = ''): Promise<void> {
+    const existing = await this.kernel.store.getLibrary(id);
+    if (existing) {
+      throw new RefdeskError('already_exists', `Library ${id} is already added (from a ${existing.source.kind} source). Refresh it with POST /api/v1/refresh {"libraryName": "${id}"}.${hint}`);
+    }
+    const target = await this.kernel.store.resolveLibraryAlias(id);
+    if (target) throw new RefdeskError('already_exists', `Library ${id} was added before and renamed to ${target}; refresh ${target} instead.`);
+  }
+
+  private async queueAdd(input: Parameters<typeof addLibrary>[1], what: string): Promise<AddResponse> {
+    const { library, job } = await addLibrary(this.kernel, input);
+    this.jobs.enqueue(job.id);
+    return {
+      libraryName: library.id,
+      jobId: job.id,
+      message: `${what} (job ${job.id}). Until its first build is finalized the library answers 202; retry then.`,
+    };
+  }
+
+  /** POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's source. */
+  async refreshFor(principal: Principal, rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
+    requireKey(principal, 'Refreshing a library');
+    const body = objectBody(rawBody);
+    onlyFields(body, ['libraryName', 'branch', 'gitToken']);
+    const parsed = parseLibraryId(requiredString(body, 'libraryName'));
+    const branch = optionalString(body, 'branch', 250);
+    const gitToken = optionalString(body, 'gitToken', 1000);
+    const library = await this.visibleLibrary(parsed.id, parsed.version);
+    if (!library) {
+      throw new RefdeskError('library_not_found', `Library "${parsed.id}" not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
+    }
+    const kind = library.source.kind;
+    this.ensureSourceEnabled(kind);
+    if ((branch !== undefined || gitToken !== undefined) && kind !== 'git') {
+      throw new RefdeskError('invalid_request', `"branch" and "gitToken" apply to git libraries only; ${library.id} comes from a ${kind} source.`);
+    }
+    const running = (await this.kernel.store.listJobs({ libraryId: library.id, limit: 20 })).find(
+      (j) => j.version === parsed.version && (j.state === 'queued' || j.state === 'running'),
+    );
+    const id = formatLibraryId(library.id, parsed.version);
+    if (running) return { message: `A refresh of ${id} is already ${running.state} (job ${running.id}).`, libraryName: library.id, jobId: running.id };
+    const spec = { ...library.source.spec, ...(branch ? { branch } : {}), ...(gitToken ? { token: gitToken } : {}) };
+    const { job } = await addLibrary(this.kernel, { source: kind, id, spec });
+    this.jobs.enqueue(job.id);
+    return { message: `Refresh of ${id} queued (job ${job.id}); the current documentation is served until the new build is finalized.`, libraryName: library.id, jobId: job.id };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Operator actions (loopback admin routes and the CLI)
+  // -------------------------------------------------------------------------------------------
+
+  /** Creates an API key on a configured plan; the key is in the result once and nowhere else. */
+  createKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    const { plans, defaultPlan } = this.kernel.config.rateLimits;
+    return createApiKey(this.kernel.store, input, { names: Object.keys(plans), defaultPlan });
+  }
+
+  /** Renames a library; the old ID answers 301 with the new one. Refused while it is being built. */
+  async renameLibrary(from: string, to: string): Promise<LibraryRecord> {
+    return renameLibrary(this.kernel, from, to);
+  }
+}
+
+/** Renames a library (shared by the admin route and the CLI's direct mode). */
+export async function renameLibrary(kernel: Kernel, from: string, to: string): Promise<LibraryRecord> {
+  const a = parseLibraryId(from);
+  const b = parseLibraryId(to);
+  if (a.version || b.version) throw new RefdeskError('invalid_request', 'Rename whole libraries: give IDs without a version.');
+  const busy = (await kernel.store.listJobs({ libraryId: a.id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running');
+  if (busy) throw new RefdeskError('already_exists', `Library ${a.id} has an ingest job ${busy.state} (job ${busy.id}); rename it once the job has finished.`);
+  return kernel.store.renameLibrary(a.id, b.id);
+}
+
+/** The kernel seen without its reranker (for `fast=true`). */
+function withoutReranker(kernel: Kernel): Kernel {
+  return Object.create(kernel, { reranker: { value: null } }) as Kernel;
+}
+
+export function createApiService(kernel: Kernel, jobs: JobRunner): ApiService {
+  return new ApiService(kernel, jobs);
+}

@@ -1,0 +1,92 @@
+/**
+ * `refdesk keys ...` and `refdesk rename ...`: through the running server's loopback admin
+ * routes when a server holds the data directory, else on the data directory directly.
+ */
+import type { ApiKeyRecord, ApiKeyRole, RuntimeEnv } from '../core/contracts.ts';
+import type { Kernel } from '../core/kernel.ts';
+import { RefdeskError } from '../core/errors.ts';
+import { createApiKey } from '../core/api-keys.ts';
+import { readDataLock } from '../core/data-lock.ts';
+import type { ProcessSettings } from './env.ts';
+import { renameLibrary } from './api/service.ts';
+
+type OpenKernel = (settings: ProcessSettings, mode: RuntimeEnv['mode']) => Promise<Kernel>;
+
+/** Calls an admin route of the server holding the data directory, or returns null when none runs. */
+async function viaServer(settings: ProcessSettings, method: string, path: string, body?: unknown): Promise<Record<string, unknown> | null> {
+  const lock = await readDataLock(settings.dataDir);
+  if (!lock || lock.mode !== 'server' || !lock.port) return null;
+  const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new RefdeskError('invalid_request', String(json.message ?? res.statusText));
+  return json;
+}
+
+async function withKernel<T>(open: OpenKernel, settings: ProcessSettings, mode: RuntimeEnv['mode'], fn: (k: Kernel) => Promise<T>): Promise<T> {
+  const kernel = await open(settings, mode);
+  try {
+    return await fn(kernel);
+  } finally {
+    await kernel.close();
+  }
+}
+
+function keyLine(k: ApiKeyRecord): string {
+  return `${k.id}\t${k.prefix}...\t${k.plan}\t${k.role}\t${k.name || '-'}\t${k.createdAt}\t${k.revokedAt ? 'revoked ' + k.revokedAt : 'active'}\n`;
+}
+
+export async function cmdKeys(open: OpenKernel, settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
+  const [sub, arg] = positionals;
+  switch (sub) {
+    case 'create': {
+      const input = {
+        ...(typeof values.name === 'string' ? { name: values.name } : {}),
+        ...(typeof values.plan === 'string' ? { plan: values.plan } : {}),
+        ...(typeof values.role === 'string' ? { role: values.role as ApiKeyRole } : {}),
+      };
+      const created =
+        ((await viaServer(settings, 'POST', '/keys', input)) as { key: string; record: ApiKeyRecord } | null) ??
+        (await withKernel(open, settings, 'writer', (k) =>
+          createApiKey(k.store, input, { names: Object.keys(k.config.rateLimits.plans), defaultPlan: k.config.rateLimits.defaultPlan }),
+        ));
+      process.stderr.write(`Created ${created.record.id} (plan ${created.record.plan}, role ${created.record.role}). The key is shown once; store it now:\n`);
+      process.stdout.write(created.key + '\n');
+      return 0;
+    }
+    case 'list': {
+      const keys =
+        ((await viaServer(settings, 'GET', '/keys')) as { keys: ApiKeyRecord[] } | null)?.keys ??
+        (await withKernel(open, settings, 'reader', (k) => k.store.listApiKeys()));
+      if (keys.length === 0) process.stdout.write('No API keys. Create one: refdesk keys create --name ci\n');
+      for (const k of keys) process.stdout.write(keyLine(k));
+      return 0;
+    }
+    case 'revoke': {
+      if (!arg) throw new RefdeskError('invalid_request', 'keys revoke: give the key id (see refdesk keys list).');
+      const record =
+        ((await viaServer(settings, 'DELETE', `/keys/${encodeURIComponent(arg)}`)) as { record: ApiKeyRecord } | null)?.record ??
+        (await withKernel(open, settings, 'writer', async (k) => {
+          const r = await k.store.revokeApiKey(arg);
+          if (!r) throw new RefdeskError('invalid_request', `Unknown key id "${arg.slice(0, 40)}"; list the keys with refdesk keys list.`);
+          return r;
+        }));
+      process.stdout.write(`Revoked ${record.id} (${record.prefix}...).\n`);
+      return 0;
+    }
+    default:
+      throw new RefdeskError('invalid_request', 'keys: use "keys create [--name N] [--plan P] [--role member|admin]", "keys list" or "keys revoke <id>".');
+  }
+}
+
+export async function cmdRename(open: OpenKernel, settings: ProcessSettings, positionals: string[]): Promise<number> {
+  const [from, to] = positionals;
+  if (!from || !to) throw new RefdeskError('invalid_request', 'rename: give the old and the new library ID, e.g. refdesk rename /docs/old /docs/new');
+  const viaHttp = await viaServer(settings, 'POST', '/rename', { from, to });
+  const id = viaHttp ? (viaHttp.library as { id: string }).id : (await withKernel(open, settings, 'writer', (k) => renameLibrary(k, from, to))).id;
+  process.stdout.write(`Renamed ${from} to ${id}; ${from} now answers 301 with redirectUrl ${id}.\n`);
+  return 0;
+}

@@ -1,0 +1,60 @@
+/**
+ * Koa middleware of the public API (/api/v1/*, /api/v2/*): who is calling (401 on a bad key),
+ * the rate limit (RateLimit-* headers on every answer, 429 with Retry-After), and HTTP caching
+ * of search and context answers (ETag, Cache-Control, 304 for a matching If-None-Match).
+ */
+import { createHash } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { RefdeskError } from '../core/errors.ts';
+import type { ApiService } from './api/service.ts';
+import type { Principal } from './api/auth.ts';
+import { ApiError } from './api/api-error.ts';
+
+const PUBLIC = /^\/api\/v[12]\//;
+const CACHEABLE = new Set(['/api/v2/libs/search', '/api/v2/context']);
+
+/** The caller of a public API request (set by publicApiMiddleware). */
+export function principalOf(ctx: Context): Principal {
+  const p = ctx.state.principal as Principal | undefined;
+  if (!p) throw new RefdeskError('internal_error', 'No principal on a public API request.');
+  return p;
+}
+
+/**
+ * If-None-Match as an origin server evaluates it (RFC 9110 13.1.2, weak comparison). Koa's
+ * `ctx.fresh` is not used: it treats the request's `Cache-Control: no-cache` (which fetch adds
+ * to every conditional request) as a reload and never answers 304.
+ */
+function noneMatch(header: string, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const strip = (t: string) => t.trim().replace(/^W\//, '');
+  return header.split(',').some((t) => strip(t) === strip(etag));
+}
+
+export function publicApiMiddleware(service: ApiService, opts: { cacheMaxAgeSeconds: number }) {
+  return async (ctx: Context, next: Next) => {
+    if (!PUBLIC.test(ctx.path)) return next();
+    const principal = await service.authenticate(ctx.headers, ctx.request.ip || ctx.request.socket.remoteAddress || 'unknown');
+    ctx.state.principal = principal;
+    try {
+      const { headers } = service.checkRateLimit(principal);
+      ctx.set(headers);
+    } catch (e) {
+      if (e instanceof ApiError) ctx.set(e.headers);
+      throw e;
+    }
+    await next();
+    if (ctx.method === 'GET' && ctx.status === 200 && CACHEABLE.has(ctx.path) && ctx.body !== undefined && ctx.body !== null) {
+      const text = typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
+      const etag = `"${createHash('sha256').update(ctx.type).update('\0').update(text).digest('base64url').slice(0, 32)}"`;
+      ctx.set('ETag', etag);
+      ctx.set('Cache-Control', `private, max-age=${opts.cacheMaxAgeSeconds}`);
+      ctx.vary('Authorization');
+      if (noneMatch(ctx.get('if-none-match'), etag)) {
+        ctx.status = 304;
+        ctx.body = null;
+      }
+    }
+  };
+}

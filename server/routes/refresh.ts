@@ -1,0 +1,17 @@
+import Router from '@koa/router';
+import type { ApiService } from '../api/service.ts';
+import { requireKey } from '../api/auth.ts';
+import { principalOf } from '../public-api.ts';
+import { readJsonBody } from '../body.ts';
+
+/** POST /api/v1/refresh */
+export function refreshRoutes(service: ApiService): Router {
+  const r = new Router();
+  r.post('/api/v1/refresh', async (ctx) => {
+    const principal = principalOf(ctx);
+    requireKey(principal, 'Refreshing a library');
+    const { message, libraryName, jobId } = await service.refreshFor(principal, await readJsonBody(ctx));
+    ctx.body = { message, libraryName, jobId };
+  });
+  return r;
+}
