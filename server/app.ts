@@ -41,14 +41,6 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     }
     await next();
   });
-  // MCP requests count against the caller's rate limit like REST requests (a bad key is refused
-  // by the endpoint itself, with an MCP-specific message).
-  app.use(async (ctx, next) => {
-    if (ctx.path !== (options.mcp?.path ?? '/mcp')) return next();
-    const principal = await service.authenticate(ctx.req.headers, ctx.ip).catch(() => null);
-    if (principal) ctx.set(service.checkRateLimit(principal).headers);
-    await next();
-  });
   app.use(
     mcpEndpoint(new ServiceBackend(service), {
       onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }),

@@ -27,6 +27,8 @@ export interface LibrarySearchRequest {
   query: string;
   /** The caller's API key, when it gave one. */
   apiKey?: string;
+  /** The caller's network address, when known (rate limits of callers without a key). */
+  client?: string;
 }
 
 export interface LibrarySearchResult {
@@ -41,6 +43,7 @@ export interface ContextTextRequest {
   query: string;
   tokens?: number;
   apiKey?: string;
+  client?: string;
 }
 
 /**

@@ -44,7 +44,7 @@ function refuse(ctx: Context, status: 401 | 403, error: 'unauthorized' | 'forbid
 export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = {}): Middleware {
   const path = options.path ?? '/mcp';
   const guardHosts = options.bindHost !== undefined && isLoopbackHost(options.bindHost);
-  const handler = createMcpHandler((ctx) => createRefdeskMcpServer(backend, { apiKey: ctx.authInfo?.token ?? options.defaultApiKey }), {
+  const handler = createMcpHandler((ctx) => createRefdeskMcpServer(backend, { apiKey: ctx.authInfo?.token || options.defaultApiKey, client: typeof ctx.authInfo?.extra?.client === 'string' ? ctx.authInfo.extra.client : undefined }), {
     onerror: options.onError,
   });
   const toNode = toNodeHandler(handler, { onerror: options.onError });
@@ -68,7 +68,8 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
         'This Refdesk server requires an API key for MCP. Send it in the REFDESK_API_KEY header or as Authorization: Bearer <key> (keys start with rdk_).',
       );
     }
-    const auth: AuthInfo | undefined = key ? { token: key, clientId: 'refdesk-api-key', scopes: [] } : undefined;
+    // The key (when given) and the client's address travel to the tools with the request.
+    const auth: AuthInfo = { token: key ?? '', clientId: key ? 'refdesk-api-key' : 'anonymous', scopes: [], extra: { client: ctx.ip } };
     ctx.respond = false;
     await toNode(Object.assign(ctx.req, { auth }), ctx.res);
   };

@@ -9,19 +9,24 @@ import type { ContextTextRequest, DocsBackend, LibrarySearchRequest, LibrarySear
 export class ServiceBackend implements DocsBackend {
   constructor(private readonly service: ApiService) {}
 
-  /** The caller as the REST API would see it (anonymous when no key was given). */
-  private principal(apiKey?: string) {
-    return this.service.authenticate(apiKey ? { authorization: `Bearer ${apiKey}` } : {}, 'mcp');
+  /**
+   * The caller as the REST API would see it (anonymous when no key was given); each tool call
+   * counts against its rate limit, like one REST request (protocol messages do not).
+   */
+  private async principal(apiKey?: string, client?: string) {
+    const principal = await this.service.authenticate(apiKey ? { authorization: `Bearer ${apiKey}` } : {}, `mcp:${client ?? 'unknown'}`);
+    this.service.checkRateLimit(principal);
+    return principal;
   }
 
   async searchLibraries(req: LibrarySearchRequest): Promise<LibrarySearchResult> {
-    const principal = await this.principal(req.apiKey);
+    const principal = await this.principal(req.apiKey, req.client);
     const found = await this.service.searchLibrariesFor(principal, { libraryName: req.libraryName, query: req.query });
     return { results: found.results, searchFilterApplied: found.searchFilterApplied };
   }
 
   async getContext(req: ContextTextRequest): Promise<string> {
-    const principal = await this.principal(req.apiKey);
+    const principal = await this.principal(req.apiKey, req.client);
     const params: Record<string, unknown> = { libraryId: req.libraryId, query: req.query, type: 'txt' };
     if (req.tokens !== undefined) params.tokens = String(req.tokens);
     const answer = await this.service.getContextFor(principal, params);

@@ -16,9 +16,11 @@ export const MCP_SERVER_VERSION = '0.1.0';
 
 export const TOOL_NAMES = ['resolve-library-id', 'query-docs', 'get-library-docs'] as const;
 
-/** Who is calling: the API key it presented, passed on to the backend. */
+/** Who is calling: the API key it presented and its network address, passed on to the backend. */
 export interface ToolCaller {
   apiKey?: string;
+  /** The client's address (rate limits of callers without a key). */
+  client?: string;
 }
 
 /** Copies the first present alias into each canonical argument that is missing. */
@@ -98,7 +100,7 @@ export function createRefdeskMcpServer(backend: DocsBackend, caller: ToolCaller 
     { name: 'refdesk', title: 'Refdesk', version: MCP_SERVER_VERSION },
     { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
   );
-  const apiKey = caller.apiKey;
+  const { apiKey, client } = caller;
 
   server.registerTool(
     'resolve-library-id',
@@ -123,7 +125,7 @@ export function createRefdeskMcpServer(backend: DocsBackend, caller: ToolCaller 
       const name = libraryName.trim();
       if (!name) return toolError('"libraryName" must not be empty: give the name of the library to look up, e.g. "react" or "koa".');
       try {
-        const result = await backend.searchLibraries({ libraryName: name.slice(0, 500), query: (query.trim() || name).slice(0, 500), apiKey });
+        const result = await backend.searchLibraries({ libraryName: name.slice(0, 500), query: (query.trim() || name).slice(0, 500), apiKey, client });
         return text(formatLibraryListing(name, result));
       } catch (e) {
         return toolError(explainError(e));
@@ -137,7 +139,7 @@ export function createRefdeskMcpServer(backend: DocsBackend, caller: ToolCaller 
     const empty = emptyQueryError(query, queryName);
     if (empty) return toolError(empty);
     try {
-      return text(await backend.getContext({ libraryId: id, query: query.trim(), tokens, apiKey }));
+      return text(await backend.getContext({ libraryId: id, query: query.trim(), tokens, apiKey, client }));
     } catch (e) {
       return toolError(explainError(e));
     }

@@ -159,8 +159,8 @@ describe('API keys on /mcp', () => {
     const inner = new ServiceBackend(createApp(kernel).service);
     // Records the key each call reaches the backend with.
     const recording = {
-      searchLibraries: (req: LibrarySearchRequest) => (seen.push(req.apiKey), inner.searchLibraries(req)),
-      getContext: (req: ContextTextRequest) => (seen.push(req.apiKey), inner.getContext(req)),
+      searchLibraries: (req: LibrarySearchRequest) => (seen.push(req.apiKey), inner.searchLibraries({ ...req, apiKey: undefined })),
+      getContext: (req: ContextTextRequest) => (seen.push(req.apiKey), inner.getContext({ ...req, apiKey: undefined })),
     };
     const app = new Koa();
     app.use(mcpEndpoint(recording, { bindHost: '127.0.0.1', auth: { requireKey: () => required, verifyKey: async (k) => k === 'rdk_good' } }));
