@@ -21,14 +21,18 @@ import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings, type ProcessSettings } from './env.ts';
 import { packForUpload } from './pack.ts';
+import { resolveAddTarget, type AddTarget } from './add-target.ts';
 import { readDataLock } from '../core/data-lock.ts';
 
 const USAGE = `Usage: refdesk <command> [options]
 
 Commands:
   serve                                  start the HTTP server (PORT, DATA_DIR)
-  add <path|archive> --name <name>       index a folder, a file, or a .zip/.tar.gz as /docs/<name>
-      [--title <title>] [--description <text>]
+  add <path|archive> [--name <name>]    index a folder, a file, or a .zip/.tar.gz as /docs/<name>
+  add <url> | npm:<pkg> | pypi:<pkg>     index a git repository, website, llms.txt, OpenAPI spec or package
+      [--source git|website|llmstxt|openapi|confluence|npm|pypi|packages] [--id /owner/repo]
+      [--branch B] [--space KEY --email E] [--title T] [--description D]
+      secrets from the environment only: REFDESK_GIT_TOKEN, CONFLUENCE_API_TOKEN, CONFLUENCE_PAT
   libraries                              list the libraries in DATA_DIR
   search <name> <query>                  find libraries by name (and question)
   context <libraryId> <query> [--json] [--tokens N]
@@ -71,26 +75,30 @@ function progressPrinter() {
 }
 
 async function cmdAdd(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
-  const target = positionals[0];
-  if (!target) throw new RefdeskError('invalid_request', 'add: give a folder, a file or an archive to index.');
-  const path = resolve(target);
-  await stat(path).catch(() => {
-    throw new RefdeskError('invalid_source', `add: ${target} does not exist.`);
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const t = resolveAddTarget(positionals[0] ?? '', {
+    source: str('source'),
+    name: str('name'),
+    id: str('id'),
+    branch: str('branch'),
+    space: str('space'),
+    email: str('email'),
+    env: process.env,
   });
-  const name = typeof values.name === 'string' ? values.name : slugifyLibraryName(basename(path).replace(/\.(zip|tar\.gz|tgz|md|mdx|txt)$/i, ''));
-  const title = typeof values.title === 'string' ? values.title : undefined;
-  const description = typeof values.description === 'string' ? values.description : undefined;
+  const title = str('title');
+  const description = str('description');
 
   const lock = await readDataLock(settings.dataDir);
   if (lock && lock.mode === 'server' && lock.port) {
-    process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending the documents to it on port ${lock.port}.\n`);
-    return addThroughServer(lock.port, path, name, title, description);
+    process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending the request to it on port ${lock.port}.\n`);
+    if (t.source === 'upload') return addThroughServer(lock.port, String(t.spec.path), t.name!, title, description);
+    return addSourceThroughServer(lock.port, t, title, description);
   }
 
   const kernel = await openKernel(settings, 'writer');
   try {
-    const { library, job } = await addLibrary(kernel, { source: 'upload', name, title, description, spec: { path } });
-    process.stderr.write(`Indexing ${path} as ${library.id}\n`);
+    const { library, job } = await addLibrary(kernel, { ...t, title, description });
+    process.stderr.write(`Indexing ${t.source === 'upload' ? String(t.spec.path) : positionals[0]} as ${library.id}\n`);
     const printer = progressPrinter();
     const done = await runIngestJob(kernel, job.id, { onProgress: (p) => printer.update(p) });
     printer.done();
@@ -108,6 +116,43 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   }
 }
 
+/** Polls a job on the server, printing progress, until it ends. */
+async function followJob(base: string, jobId: string, libraryName: string): Promise<number> {
+  const printer = progressPrinter();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 300));
+    const jr = await fetch(`${base}/api/admin/jobs/${jobId}`);
+    const { job } = (await jr.json()) as { job: { state: string; progress: { files?: number; snippets?: number }; error: { message: string } | null; startedAt: string | null } };
+    printer.update({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
+    if (job.state === 'succeeded') {
+      printer.done();
+      process.stdout.write(`${libraryName}: ${job.progress.files} files, ${job.progress.snippets} snippets (finalized)\n`);
+      return 0;
+    }
+    if (job.state === 'failed' || job.state === 'interrupted') {
+      printer.done();
+      process.stderr.write(`refdesk: ${job.error?.message ?? 'ingest failed'}\n`);
+      return 1;
+    }
+  }
+}
+
+async function addSourceThroughServer(port: number, t: AddTarget, title?: string, description?: string): Promise<number> {
+  const base = `http://127.0.0.1:${port}`;
+  const res = await fetch(`${base}/api/admin/add`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ source: t.source, spec: t.spec, ...(t.id ? { id: t.id } : {}), ...(title ? { title } : {}), ...(description ? { description } : {}) }),
+  });
+  const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
+  if (!res.ok) {
+    process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
+    return 1;
+  }
+  process.stderr.write(`${json.message}\n`);
+  return followJob(base, json.jobId!, json.libraryName!);
+}
+
 async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
   const body = new Blob([new Uint8Array(await packForUpload(path))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
@@ -119,23 +164,7 @@ async function addThroughServer(port: number, path: string, name: string, title?
     return 1;
   }
   process.stderr.write(`${json.message}\n`);
-  const printer = progressPrinter();
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 300));
-    const jr = await fetch(`${base}/api/admin/jobs/${json.jobId}`);
-    const { job } = (await jr.json()) as { job: { state: string; progress: { files?: number; snippets?: number }; error: { message: string } | null; startedAt: string | null } };
-    printer.update({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
-    if (job.state === 'succeeded') {
-      printer.done();
-      process.stdout.write(`${json.libraryName}: ${job.progress.files} files, ${job.progress.snippets} snippets (finalized)\n`);
-      return 0;
-    }
-    if (job.state === 'failed' || job.state === 'interrupted') {
-      printer.done();
-      process.stderr.write(`refdesk: ${job.error?.message ?? 'ingest failed'}\n`);
-      return 1;
-    }
-  }
+  return followJob(base, json.jobId!, json.libraryName!);
 }
 
 async function cmdLibraries(settings: ProcessSettings): Promise<number> {
@@ -225,6 +254,11 @@ export async function runCli(argv: string[]): Promise<number> {
     strict: true,
     options: {
       name: { type: 'string' },
+      id: { type: 'string' },
+      source: { type: 'string' },
+      branch: { type: 'string' },
+      space: { type: 'string' },
+      email: { type: 'string' },
       title: { type: 'string' },
       description: { type: 'string' },
       json: { type: 'boolean' },

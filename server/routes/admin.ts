@@ -84,6 +84,32 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     ctx.body = { [MCP_REQUIRE_KEY]: await getMcpRequireKey(kernel.store) };
   });
 
+  /**
+   * Any enabled source (the CLI's `refdesk add --source <kind>`): body {source, spec, id?, version?,
+   * title?, description?}. The upload source is refused here (its paths are the server's disk;
+   * POST /upload sends the files instead).
+   */
+  r.post('/add', async (ctx) => {
+    const body = objectBody(await readJsonBody(ctx));
+    onlyFields(body, ['source', 'spec', 'id', 'version', 'title', 'description']);
+    const source = requiredField(body, 'source', 40);
+    if (source === 'upload') throw new RefdeskError('invalid_request', 'Send files with POST /api/admin/upload (refdesk add <folder>), not a server path.');
+    const spec = body.spec;
+    if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new RefdeskError('invalid_request', 'The "spec" field must be an object of source parameters.');
+    service.ensureSourceEnabled(source);
+    const { library, job } = await addLibrary(kernel, {
+      source,
+      spec: spec as Record<string, unknown>,
+      id: optionalString(body, 'id', 500),
+      version: optionalString(body, 'version', 100),
+      title: optionalString(body, 'title', 200),
+      description: optionalString(body, 'description', 2000),
+    });
+    jobs.enqueue(job.id);
+    ctx.status = 202;
+    ctx.body = { libraryName: library.id, jobId: job.id, message: `Queued ingest of ${library.id} (job ${job.id}).` };
+  });
+
   /** Body: a .tar.gz or .zip of the docs; query: name (and optional title). Queues an ingest. */
   r.post('/upload', async (ctx) => {
     const name = requiredString(ctx, 'name', 100);

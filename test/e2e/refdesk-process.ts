@@ -53,8 +53,8 @@ export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Nod
 }
 
 /** Starts `refdesk <args>` on dataDir without waiting for it. */
-export function spawnRefdesk(args: string[], dataDir: string): RefdeskProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cliEnv(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnRefdesk(args: string[], dataDir: string, extraEnv: Record<string, string> = {}): RefdeskProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cliEnv(dataDir, extraEnv), stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let out = '';
   let err = '';
@@ -118,8 +118,8 @@ export function spawnRefdesk(args: string[], dataDir: string): RefdeskProcess {
 }
 
 /** Runs `refdesk <args>` to its end; kills it (and fails) when it takes longer than timeoutMs. */
-export async function runRefdesk(args: string[], dataDir: string, timeoutMs = 60_000): Promise<CliResult> {
-  const p = spawnRefdesk(args, dataDir);
+export async function runRefdesk(args: string[], dataDir: string, timeoutMs = 60_000, extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  const p = spawnRefdesk(args, dataDir, extraEnv);
   try {
     const exit = await p.exited(timeoutMs);
     return { ...exit, stdout: p.stdout(), stderr: p.stderr() };
@@ -164,8 +164,8 @@ export interface RefdeskServer extends RefdeskProcess {
   stop(): Promise<Exit>;
 }
 
-export async function startServer(dataDir: string, timeoutMs = 30_000): Promise<RefdeskServer> {
-  const p = spawnRefdesk(['serve'], dataDir);
+export async function startServer(dataDir: string, timeoutMs = 30_000, extraEnv: Record<string, string> = {}): Promise<RefdeskServer> {
+  const p = spawnRefdesk(['serve'], dataDir, extraEnv);
   let m: RegExpMatchArray;
   try {
     m = await p.waitFor('stdout', /Refdesk listening on port (\d+)/, timeoutMs);

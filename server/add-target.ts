@@ -1,0 +1,89 @@
+/**
+ * What `refdesk add <target>` means: a local folder, file or archive (the upload source), a
+ * package (`npm:zod`, `pypi:requests`, `packages:name`), or a URL whose kind is guessed (a git
+ * host or `.git` → git, `llms.txt` → llmstxt, an OpenAPI/Swagger document → openapi, otherwise a
+ * website). `--source <kind>` overrides the guess. Secrets come from environment variables only
+ * (never argv, which other users of the machine can read).
+ */
+import { existsSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { RefdeskError } from '../core/errors.ts';
+import { slugifyLibraryName } from '../core/library-id.ts';
+
+export interface AddTarget {
+  source: string;
+  spec: Record<string, unknown>;
+  /** A library name under the source's prefix (uploads), when not derived from the spec. */
+  name?: string;
+  /** A full library ID, when the user gave one. */
+  id?: string;
+}
+
+export interface AddTargetOptions {
+  source?: string;
+  name?: string;
+  id?: string;
+  branch?: string;
+  space?: string;
+  email?: string;
+  env: NodeJS.ProcessEnv;
+}
+
+const GIT_HOSTS = /^(www\.)?(github\.com|gitlab\.com|bitbucket\.org)$/i;
+
+/** The source kind a URL most likely is. */
+export function guessUrlSource(url: URL): string {
+  const path = url.pathname.toLowerCase();
+  if (GIT_HOSTS.test(url.hostname) || path.endsWith('.git')) return 'git';
+  if (/\/llms(-full|-ctx|-ctx-full)?\.txt$/.test(path)) return 'llmstxt';
+  if (/(openapi|swagger)[^/]*\.(json|ya?ml)$/.test(path) || /\/(openapi|swagger)(\.json|\.ya?ml)?$/.test(path)) return 'openapi';
+  if (/\/wiki\/spaces\//.test(path) || /\.atlassian\.net$/i.test(url.hostname)) return 'confluence';
+  return 'website';
+}
+
+export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTarget {
+  if (!target) throw new RefdeskError('invalid_request', 'add: give a folder, a file, an archive, a URL or npm:/pypi:<package>.');
+  const pkg = /^(npm|pypi|packages):(.+)$/.exec(target);
+  let source = opts.source;
+  let url: URL | null = null;
+  if (!pkg && /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+    try {
+      url = new URL(target);
+    } catch {
+      throw new RefdeskError('invalid_request', `add: "${target.slice(0, 80)}" is not a valid URL.`);
+    }
+  }
+  if (!source) {
+    if (pkg) source = pkg[1];
+    else if (url) source = guessUrlSource(url);
+    else source = 'upload';
+  }
+  const base = { ...(opts.id ? { id: opts.id } : {}), ...(opts.name ? { name: opts.name } : {}) };
+  switch (source) {
+    case 'upload': {
+      const path = resolve(target);
+      if (!existsSync(path)) throw new RefdeskError('invalid_source', `add: ${target} does not exist (give a folder, a file, an archive, a URL or npm:/pypi:<package>).`);
+      return { source, spec: { path }, name: opts.name ?? slugifyLibraryName(basename(path).replace(/\.(zip|tar\.gz|tgz|md|mdx|txt)$/i, '')), ...(opts.id ? { id: opts.id } : {}) };
+    }
+    case 'npm':
+    case 'pypi':
+    case 'packages':
+      return { source, spec: { name: pkg ? pkg[2] : target }, ...base };
+    case 'git': {
+      const token = opts.env.REFDESK_GIT_TOKEN;
+      return { source, spec: { url: target, ...(opts.branch ? { branch: opts.branch } : {}), ...(token ? { token } : {}) }, ...base };
+    }
+    case 'confluence': {
+      if (!url) throw new RefdeskError('invalid_request', 'add --source confluence: give the site URL, e.g. https://acme.atlassian.net.');
+      if (!opts.space) throw new RefdeskError('invalid_request', 'add --source confluence: give the space key with --space KEY.');
+      const spec: Record<string, unknown> = { siteUrl: url.origin, spaceKey: opts.space };
+      if (opts.env.CONFLUENCE_PAT) spec.personalAccessToken = opts.env.CONFLUENCE_PAT;
+      if (opts.env.CONFLUENCE_API_TOKEN) spec.apiToken = opts.env.CONFLUENCE_API_TOKEN;
+      if (opts.email) spec.email = opts.email;
+      return { source, spec, ...base };
+    }
+    default:
+      if (!url) throw new RefdeskError('invalid_request', `add --source ${source}: give a URL.`);
+      return { source, spec: { url: target }, ...base };
+  }
+}
