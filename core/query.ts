@@ -22,6 +22,8 @@ export interface SnippetSource {
 }
 
 export interface CodeSnippetJson {
+  /** 1-based position of the snippet in the whole answer (code and info snippets together). */
+  rank: number;
   codeTitle: string;
   codeDescription: string;
   codeLanguage: string;
@@ -34,6 +36,8 @@ export interface CodeSnippetJson {
 }
 
 export interface InfoSnippetJson {
+  /** 1-based position of the snippet in the whole answer (code and info snippets together). */
+  rank: number;
   pageId: string;
   breadcrumb: string;
   content: string;
@@ -127,9 +131,11 @@ function refOf(s: StoredSnippet): string {
 export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippetJson[]; infoSnippets: InfoSnippetJson[] } {
   const codeSnippets: CodeSnippetJson[] = [];
   const infoSnippets: InfoSnippetJson[] = [];
-  for (const s of result.snippets) {
+  result.snippets.forEach((s, i) => {
+    const rank = i + 1;
     if (s.type === 'code') {
       codeSnippets.push({
+        rank,
         codeTitle: s.title,
         codeDescription: s.description,
         codeLanguage: s.language,
@@ -142,6 +148,7 @@ export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippe
       });
     } else {
       infoSnippets.push({
+        rank,
         pageId: s.sourceUrl ?? s.sourcePath,
         breadcrumb: s.breadcrumb.join(' > '),
         content: s.content,
@@ -149,7 +156,7 @@ export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippe
         source: sourceOf(s),
       });
     }
-  }
+  });
   return { codeSnippets, infoSnippets };
 }
 
