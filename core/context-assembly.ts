@@ -24,7 +24,7 @@ export interface AssemblyOptions {
   maxUnits: number;
 }
 
-export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.3, maxUnitTokens: 1200, maxUnits: 10 };
+export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.45, maxUnitTokens: 800, maxUnits: 10 };
 
 interface Unit {
   score: number;

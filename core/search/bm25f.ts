@@ -16,7 +16,7 @@ export interface Bm25fIndex {
   /** idf of a term (0 when no document has it). */
   idf(term: string): number;
   /** Adds each document's score for the terms to `scores` (indexed by document). */
-  accumulate(terms: readonly string[], scores: Float64Array, touched: number[]): void;
+  accumulate(terms: readonly string[], scores: Float64Array, touched: number[], termWeights?: readonly number[]): void;
 }
 
 /**
@@ -49,11 +49,11 @@ export function buildBm25f(fields: ReadonlyArray<ReadonlyArray<readonly string[]
   return {
     size: n,
     idf: (t) => idf.get(t) ?? 0,
-    accumulate(terms, scores, touched) {
-      for (const t of terms) {
-        const p = postings.get(t);
+    accumulate(terms, scores, touched, termWeights) {
+      for (let k = 0; k < terms.length; k++) {
+        const p = postings.get(terms[k]);
         if (!p) continue;
-        const w = idf.get(t)!;
+        const w = idf.get(terms[k])! * (termWeights ? termWeights[k] : 1);
         for (let i = 0; i < p.docs.length; i++) {
           const d = p.docs[i];
           if (scores[d] === 0) touched.push(d);

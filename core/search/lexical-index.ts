@@ -29,10 +29,10 @@ export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path';
 export interface Bm25Params {
   k1: number;
   fields: Record<FieldName, FieldWeight>;
-  /** Page-level fields: the page title, its introduction (first section's prose) and all its headings. */
-  page: Record<'title' | 'intro' | 'headings', FieldWeight>;
-  /** Weight of the page's score added to each of its sections' scores. */
-  pageWeight: number;
+  /** Share of the better adjacent section's score (same file) added to a section's score. */
+  neighbourWeight: number;
+  /** Bonus for a section whose own heading the question covers (share of its heading words, idf-weighted). */
+  headingCoverage: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -44,8 +44,8 @@ export const DEFAULT_BM25: Bm25Params = {
     prose: { weight: 1, b: 0.75 },
     path: { weight: 0.5, b: 0.3 },
   },
-  page: { title: { weight: 3, b: 0.3 }, intro: { weight: 1, b: 0.75 }, headings: { weight: 1, b: 0.5 } },
-  pageWeight: Number(process.env.PW ?? 0.5),
+  neighbourWeight: 0.15,
+  headingCoverage: 0.2,
 };
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
@@ -80,24 +80,14 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   );
   const ids = snippets.map((s) => s.id);
 
-  // Pages: a section also scores by what its whole page is about.
+  // The file of each section, so only sections of one file are neighbours.
   const pageOf = new Int32Array(sections.length);
   const pageIndex = new Map<string, number>();
-  const pageFields: string[][][] = [[], [], []];
   sections.forEach((members, k) => {
-    const first = snippets[members[0]];
-    let p = pageIndex.get(first.sourcePath);
-    if (p === undefined) {
-      p = pageIndex.size;
-      pageIndex.set(first.sourcePath, p);
-      pageFields[0].push(tokenize(first.pageTitle));
-      pageFields[1].push(fields[FIELD_ORDER.indexOf('prose')][k]);
-      pageFields[2].push([]);
-    }
-    if (first.breadcrumb.length > 1) pageFields[2][p].push(...fields[0][k]);
-    pageOf[k] = p;
+    const path = snippets[members[0]].sourcePath;
+    if (!pageIndex.has(path)) pageIndex.set(path, pageIndex.size);
+    pageOf[k] = pageIndex.get(path)!;
   });
-  const pages = buildBm25f(pageFields, [params.page.title, params.page.intro, params.page.headings], params.k1);
 
   return {
     size: snippets.length,
@@ -107,11 +97,32 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       const scores = new Float64Array(sections.length);
       const touched: number[] = [];
       bm25.accumulate(terms, scores, touched);
-      if (params.pageWeight > 0) {
-        const pageScores = new Float64Array(pages.size);
-        const pageTouched: number[] = [];
-        pages.accumulate(terms, pageScores, pageTouched);
-        for (const sec of touched) scores[sec] += params.pageWeight * pageScores[pageOf[sec]];
+      if (params.headingCoverage > 0) {
+        const asked = new Set(terms);
+        for (const sec of touched) {
+          const head = fields[0][sec];
+          if (head.length === 0) continue;
+          let all = 0;
+          let hit = 0;
+          for (const t of new Set(head)) {
+            const w = bm25.idf(t);
+            all += w;
+            if (asked.has(t)) hit += w;
+          }
+          if (hit > 0) scores[sec] += params.headingCoverage * hit * (hit / all);
+        }
+      }
+      if (params.neighbourWeight > 0) {
+        // A section next to one that matches well often holds the answer the question words
+        // only circle around (the example after the explanation, the option after the intro).
+        const own = Float64Array.from(scores);
+        for (const sec of [...touched]) {
+          for (const nb of [sec - 1, sec + 1]) {
+            if (nb < 0 || nb >= sections.length || pageOf[nb] !== pageOf[sec]) continue;
+            if (scores[nb] === 0) touched.push(nb);
+            scores[nb] = Math.max(scores[nb], own[nb] + params.neighbourWeight * own[sec]);
+          }
+        }
       }
       touched.sort((a, b) => scores[b] - scores[a] || a - b);
       const out: Array<{ id: number; score: number }> = [];
@@ -125,3 +136,4 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     },
   };
 }
+
