@@ -6,7 +6,8 @@
  * it (page title, parents), the identifiers of its code, its prose, and its file path. A
  * question usually names what a whole section is about, and a section answers it whole.
  * Search returns the snippets of the best sections, every snippet of a section with the
- * section's score, sections best first and their snippets in document order.
+ * section's score, sections best first and, inside a section, the snippets that hold more of the
+ * question's words first.
  */
 import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
@@ -50,6 +51,24 @@ export const DEFAULT_BM25: Bm25Params = {
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
 
+/** Whether a sorted array holds a value. */
+function has(sorted: Int32Array, v: number): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] === v) return true;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
+}
+
+/** The words of one snippet alone (its title and code names, or its prose). */
+function memberWords(m: IndexedSnippet): string[] {
+  return m.type === 'code' ? [...tokenize(m.title), ...codeIdentifiers(m.code)] : tokenize(m.content);
+}
+
 /** The token lists of one section's fields, in FIELD_ORDER. */
 function sectionFields(members: readonly IndexedSnippet[]): string[][] {
   const first = members[0];
@@ -79,6 +98,25 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     params.k1,
   );
   const ids = snippets.map((s) => s.id);
+
+  // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
+  const termNo = new Map<string, number>();
+  const own: Int32Array[] = [];
+  for (const members of sections) {
+    if (members.length === 1) {
+      own[members[0]] = new Int32Array(0);
+      continue;
+    }
+    for (const i of members) {
+      const nos = new Set<number>();
+      for (const t of memberWords(snippets[i])) {
+        let no = termNo.get(t);
+        if (no === undefined) termNo.set(t, (no = termNo.size));
+        nos.add(no);
+      }
+      own[i] = Int32Array.from(nos).sort();
+    }
+  }
 
   // The file of each section, so only sections of one file are neighbours.
   const pageOf = new Int32Array(sections.length);
@@ -125,9 +163,12 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         }
       }
       touched.sort((a, b) => scores[b] - scores[a] || a - b);
+      const asked = terms.flatMap((t) => (termNo.has(t) ? [{ no: termNo.get(t)!, idf: bm25.idf(t) }] : []));
+      const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
       const out: Array<{ id: number; score: number }> = [];
       for (const sec of touched) {
-        for (const i of sections[sec]) {
+        const members = sections[sec].length === 1 ? sections[sec] : sections[sec].map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
+        for (const i of members) {
           out.push({ id: ids[i], score: scores[sec] });
           if (out.length >= limit) return out;
         }

@@ -98,7 +98,7 @@ describe('BM25F scoring', () => {
     assert.equal(idx.search('cookies', 10)[0].id, list[1].id);
   });
 
-  test('search returns every snippet of the best sections, sections best first, members in document order', () => {
+  test('search returns every snippet of the best sections, sections best first, the better-matching snippet of a section first', () => {
     const list = [
       snip({ breadcrumb: ['Ctx', 'ctx.throw'], code: 'ctx.throw(400)', description: 'Throw an error' }),
       snip({ breadcrumb: ['Ctx', 'ctx.throw'], content: 'ctx.throw raises an HTTP error with a status.' }),
@@ -106,7 +106,7 @@ describe('BM25F scoring', () => {
       snip({ breadcrumb: ['Ctx', 'ctx.assert'], content: 'Like throw, but only when a value is falsy; an HTTP error follows.' }),
     ];
     const hits = buildLexicalIndex(list).search('how do I throw an HTTP error with ctx.throw', 10);
-    assert.deepEqual(hits.slice(0, 2).map((h) => h.id), [list[0].id, list[1].id]);
+    assert.deepEqual(hits.slice(0, 2).map((h) => h.id), [list[1].id, list[0].id]); // the prose names throw, HTTP and error
     assert.equal(hits[0].score, hits[1].score);
     assert.ok(hits.findIndex((h) => h.id === list[3].id) > 1);
     assert.deepEqual(buildLexicalIndex(list).search('', 10), []);
