@@ -2,10 +2,13 @@
  * The query pipeline: library ID (+ version) -> lexical search -> optional rerank -> context
  * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
  */
-import type { LibraryRecord, SearchHit, StoredSnippet } from './contracts.ts';
+import type { LibraryRecord, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId } from './library-id.ts';
+import { assembleContext, type ContextSnippet } from './context-assembly.ts';
+
+export { assembleContext, type ContextSnippet } from './context-assembly.ts';
 
 export interface ContextRequest {
   libraryId: string;
@@ -21,6 +24,8 @@ export interface SnippetSource {
 }
 
 export interface CodeSnippetJson {
+  /** 1-based position of the snippet in the whole answer (code and info snippets together). */
+  rank: number;
   codeTitle: string;
   codeDescription: string;
   codeLanguage: string;
@@ -33,6 +38,8 @@ export interface CodeSnippetJson {
 }
 
 export interface InfoSnippetJson {
+  /** 1-based position of the snippet in the whole answer (code and info snippets together). */
+  rank: number;
   pageId: string;
   breadcrumb: string;
   content: string;
@@ -43,15 +50,14 @@ export interface InfoSnippetJson {
 export interface ContextResult {
   library: LibraryRecord;
   version: string;
-  /** Selected snippets, best first. */
-  snippets: StoredSnippet[];
+  /** Selected snippets, best first (a whole section may be one snippet with several code blocks). */
+  snippets: ContextSnippet[];
   totalTokens: number;
 }
 
 export const QUERY_MAX_LENGTH = 500;
-/** Hits below this fraction of the best score are not worth the reader's tokens. */
-const RELATIVE_CUTOFF = 0.3;
-const CANDIDATES = 60;
+/** Hits asked of the store for one question (sections come with all their snippets). */
+export const CANDIDATES = 200;
 
 export function tokenBudget(kernel: Kernel, tokens: number | undefined): number {
   const { defaultTokens, minTokens, maxTokens } = kernel.config.query;
@@ -81,40 +87,11 @@ export async function getContext(kernel: Kernel, req: ContextRequest): Promise<C
   const budget = tokenBudget(kernel, req.tokens);
   let hits = await kernel.store.search(parsed.id, version, query, CANDIDATES);
   if (kernel.reranker && hits.length > 1) hits = await kernel.reranker.rerank(query, hits, CANDIDATES);
-  const snippets = selectWithinBudget(hits, budget);
+  const snippets = assembleContext(hits, query, budget);
   return { library, version, snippets, totalTokens: snippets.reduce((n, s) => n + s.tokens, 0) };
 }
 
-/** Best hits first, above the relative cut-off, deduplicated, within the token budget. */
-export function selectWithinBudget(hits: SearchHit[], budget: number): StoredSnippet[] {
-  if (hits.length === 0) return [];
-  const top = hits[0].score;
-  const seen = new Set<string>();
-  const out: StoredSnippet[] = [];
-  let used = 0;
-  let misses = 0;
-  for (const h of hits) {
-    if (h.score < top * RELATIVE_CUTOFF) break;
-    const s = h.snippet;
-    const key = s.type === 'code' ? 'c:' + s.code.replace(/\s+/g, ' ').trim() : 'i:' + s.content.replace(/\s+/g, ' ').trim();
-    if (seen.has(key)) continue;
-    if (used + s.tokens > budget) {
-      if (out.length === 0) {
-        out.push(s); // always answer with the best snippet, even when it alone is over budget
-        used += s.tokens;
-        seen.add(key);
-      }
-      if (++misses >= 5) break;
-      continue;
-    }
-    seen.add(key);
-    out.push(s);
-    used += s.tokens;
-  }
-  return out;
-}
-
-function sourceOf(s: StoredSnippet): SnippetSource {
+function sourceOf(s: ContextSnippet): SnippetSource {
   return { path: s.sourcePath, ...(s.sourceUrl ? { url: s.sourceUrl } : {}), lineStart: s.lineStart, lineEnd: s.lineEnd };
 }
 
@@ -126,21 +103,24 @@ function refOf(s: StoredSnippet): string {
 export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippetJson[]; infoSnippets: InfoSnippetJson[] } {
   const codeSnippets: CodeSnippetJson[] = [];
   const infoSnippets: InfoSnippetJson[] = [];
-  for (const s of result.snippets) {
+  result.snippets.forEach((s, i) => {
+    const rank = i + 1;
     if (s.type === 'code') {
       codeSnippets.push({
+        rank,
         codeTitle: s.title,
         codeDescription: s.description,
         codeLanguage: s.language,
         codeTokens: s.tokens,
         codeId: refOf(s),
         pageTitle: s.pageTitle,
-        codeList: [{ language: s.language, code: s.code }],
+        codeList: s.codeList ?? [{ language: s.language, code: s.code }],
         breadcrumb: s.breadcrumb.join(' > '),
         source: sourceOf(s),
       });
     } else {
       infoSnippets.push({
+        rank,
         pageId: s.sourceUrl ?? s.sourcePath,
         breadcrumb: s.breadcrumb.join(' > '),
         content: s.content,
@@ -148,7 +128,7 @@ export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippe
         source: sourceOf(s),
       });
     }
-  }
+  });
   return { codeSnippets, infoSnippets };
 }
 
@@ -163,8 +143,11 @@ export function toContextText(result: ContextResult): string {
     .map((s) => {
       const where = `Source: ${s.sourceUrl ?? s.sourcePath} (lines ${s.lineStart}-${s.lineEnd})`;
       if (s.type === 'code') {
-        const fence = s.code.includes('```') ? '````' : '```';
-        return [`### ${s.title}`, where, s.description, `${fence}${s.language}\n${s.code}\n${fence}`].filter(Boolean).join('\n\n');
+        const blocks = (s.codeList ?? [{ language: s.language, code: s.code }]).map((c) => {
+          const fence = c.code.includes('```') ? '````' : '```';
+          return `${fence}${c.language}\n${c.code}\n${fence}`;
+        });
+        return [`### ${s.title}`, where, s.description, ...blocks].filter(Boolean).join('\n\n');
       }
       return [`### ${s.breadcrumb.join(' > ')}`, where, s.content].join('\n\n');
     })

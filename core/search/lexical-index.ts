@@ -1,15 +1,17 @@
 /**
- * BM25F lexical index over snippets.
+ * The lexical index of a build: BM25F over documentation sections.
  *
- * Each snippet is seen through fields, weighted separately: the heading path (page title,
- * breadcrumb, snippet title), the identifiers of its code, its prose (description and content)
- * and its file path. For a term t and snippet d,
- *   tf'(t,d) = sum_f w_f * tf_f(t,d) / (1 - b_f + b_f * len_f(d) / avglen_f)
- *   score(q,d) = sum_{t in q} idf(t) * tf'(t,d) / (k1 + tf'(t,d))
- * tf' depends only on the snippet, so postings store the saturated weight and a query is a sum
- * over the postings of its terms.
+ * The unit ranked is the section (the snippets a chunker made of one heading: its prose and its
+ * code together), seen through weighted fields: the section's own heading, the headings above
+ * it (page title, parents), the identifiers of its code, its prose, and its file path. A
+ * question usually names what a whole section is about, and a section answers it whole.
+ * Search returns the snippets of the best sections, every snippet of a section with the
+ * section's score, sections best first and, inside a section, the snippets that hold more of the
+ * question's words first.
  */
 import type { Snippet } from '../contracts.ts';
+import { buildBm25f, type FieldWeight } from './bm25f.ts';
+import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
 export interface IndexedSnippet
@@ -23,100 +25,156 @@ export interface LexicalIndex {
   search(query: string, limit: number): Array<{ id: number; score: number }>;
 }
 
-interface FieldSpec {
-  weight: number;
-  b: number;
-  text(s: IndexedSnippet): string[];
-}
+export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path';
 
 export interface Bm25Params {
   k1: number;
-  fields: Record<'heading' | 'code' | 'prose' | 'path', { weight: number; b: number }>;
+  fields: Record<FieldName, FieldWeight>;
+  /** Share of the better adjacent section's score (same file) added to a section's score. */
+  neighbourWeight: number;
+  /** Bonus for a section whose own heading the question covers (share of its heading words, idf-weighted). */
+  headingCoverage: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
   k1: 1.2,
   fields: {
     heading: { weight: 3, b: 0.4 },
+    parents: { weight: 1.5, b: 0.4 },
     code: { weight: 1, b: 0.75 },
     prose: { weight: 1, b: 0.75 },
     path: { weight: 0.5, b: 0.3 },
   },
+  neighbourWeight: 0.15,
+  headingCoverage: 0.2,
 };
 
-function fieldSpecs(p: Bm25Params): FieldSpec[] {
-  return [
-    { ...p.fields.heading, text: (s) => tokenize([s.pageTitle, ...s.breadcrumb, s.title].join(' \n ')) },
-    { ...p.fields.code, text: (s) => (s.code ? codeIdentifiers(s.code) : []) },
-    { ...p.fields.prose, text: (s) => tokenize(s.description + '\n' + s.content) },
-    { ...p.fields.path, text: (s) => tokenize(s.sourcePath.replace(/\.[a-z]+$/i, '').replace(/[/_-]/g, ' ')) },
-  ];
+const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
+
+/** Whether a sorted array holds a value. */
+function has(sorted: Int32Array, v: number): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] === v) return true;
+    if (sorted[mid] < v) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
-interface Postings {
-  docs: number[];
-  weights: number[];
+/** The words of one snippet alone (its title and code names, or its prose). */
+function memberWords(m: IndexedSnippet): string[] {
+  return m.type === 'code' ? [...tokenize(m.title), ...codeIdentifiers(m.code)] : tokenize(m.content);
 }
 
-export function buildLexicalIndex(snippets: IndexedSnippet[], params: Bm25Params = DEFAULT_BM25): LexicalIndex {
-  const specs = fieldSpecs(params);
-  const n = snippets.length;
-  // Per field, per snippet: term -> tf, and the field length.
-  const fieldTf: Array<Array<Map<string, number>>> = specs.map(() => new Array(n));
-  const fieldLen: Float64Array[] = specs.map(() => new Float64Array(n));
-  const avg = new Float64Array(specs.length);
-  for (let d = 0; d < n; d++) {
-    for (let f = 0; f < specs.length; f++) {
-      const toks = specs[f].text(snippets[d]);
-      const tf = new Map<string, number>();
-      for (const t of toks) tf.set(t, (tf.get(t) ?? 0) + 1);
-      fieldTf[f][d] = tf;
-      fieldLen[f][d] = toks.length;
-      avg[f] += toks.length;
-    }
-  }
-  for (let f = 0; f < specs.length; f++) avg[f] = n > 0 ? Math.max(1, avg[f] / n) : 1;
+/** The token lists of one section's fields, in FIELD_ORDER. */
+function sectionFields(members: readonly IndexedSnippet[]): string[][] {
+  const first = members[0];
+  const crumbs = first.breadcrumb.length > 0 ? first.breadcrumb : [first.pageTitle];
+  const heading = tokenize(crumbs[crumbs.length - 1]);
+  const parents = tokenize(crumbs.slice(0, -1).join(' \n '));
+  const code: string[] = [];
+  const prose: string[] = [];
+  const info = members.filter((m) => m.type === 'info');
+  for (const m of members) if (m.code) code.push(...codeIdentifiers(m.code));
+  if (info.length > 0) for (const m of info) prose.push(...tokenize(m.content));
+  else for (const d of new Set(members.map((m) => m.description))) prose.push(...tokenize(d));
+  const path = tokenize(first.sourcePath.replace(/\.[a-z]+$/i, '').replace(/[/_-]/g, ' '));
+  return [heading, parents, code, prose, path];
+}
 
-  // Combine fields into one saturated weight per (term, snippet).
-  const postings = new Map<string, Postings>();
-  const combined = new Map<string, number>();
-  for (let d = 0; d < n; d++) {
-    combined.clear();
-    for (let f = 0; f < specs.length; f++) {
-      const { weight, b } = specs[f];
-      const norm = 1 - b + (b * fieldLen[f][d]) / avg[f];
-      for (const [t, tf] of fieldTf[f][d]) combined.set(t, (combined.get(t) ?? 0) + (weight * tf) / norm);
-    }
-    for (const [t, tfw] of combined) {
-      let p = postings.get(t);
-      if (!p) postings.set(t, (p = { docs: [], weights: [] }));
-      p.docs.push(d);
-      p.weights.push(tfw / (params.k1 + tfw));
-    }
+export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: Bm25Params = DEFAULT_BM25): LexicalIndex {
+  const sections = groupSections(snippets);
+  const fields: string[][][] = FIELD_ORDER.map(() => []);
+  for (const members of sections) {
+    const f = sectionFields(members.map((i) => snippets[i]));
+    for (let k = 0; k < FIELD_ORDER.length; k++) fields[k].push(f[k]);
   }
-  const idf = new Map<string, number>();
-  for (const [t, p] of postings) idf.set(t, Math.log(1 + (n - p.docs.length + 0.5) / (p.docs.length + 0.5)));
+  const bm25 = buildBm25f(
+    fields,
+    FIELD_ORDER.map((f) => params.fields[f]),
+    params.k1,
+  );
   const ids = snippets.map((s) => s.id);
 
+  // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
+  const termNo = new Map<string, number>();
+  const own: Int32Array[] = [];
+  for (const members of sections) {
+    if (members.length === 1) {
+      own[members[0]] = new Int32Array(0);
+      continue;
+    }
+    for (const i of members) {
+      const nos = new Set<number>();
+      for (const t of memberWords(snippets[i])) {
+        let no = termNo.get(t);
+        if (no === undefined) termNo.set(t, (no = termNo.size));
+        nos.add(no);
+      }
+      own[i] = Int32Array.from(nos).sort();
+    }
+  }
+
+  // The file of each section, so only sections of one file are neighbours.
+  const pageOf = new Int32Array(sections.length);
+  const pageIndex = new Map<string, number>();
+  sections.forEach((members, k) => {
+    const path = snippets[members[0]].sourcePath;
+    if (!pageIndex.has(path)) pageIndex.set(path, pageIndex.size);
+    pageOf[k] = pageIndex.get(path)!;
+  });
+
   return {
-    size: n,
+    size: snippets.length,
     search(query, limit) {
       const terms = [...new Set(tokenize(query))];
-      if (terms.length === 0 || n === 0) return [];
-      const scores = new Float64Array(n);
+      if (terms.length === 0 || sections.length === 0 || !(limit > 0)) return [];
+      const scores = new Float64Array(sections.length);
       const touched: number[] = [];
-      for (const t of terms) {
-        const p = postings.get(t);
-        if (!p) continue;
-        const w = idf.get(t)!;
-        for (let i = 0; i < p.docs.length; i++) {
-          const d = p.docs[i];
-          if (scores[d] === 0) touched.push(d);
-          scores[d] += w * p.weights[i];
+      bm25.accumulate(terms, scores, touched);
+      if (params.headingCoverage > 0) {
+        const asked = new Set(terms);
+        for (const sec of touched) {
+          const head = fields[0][sec];
+          if (head.length === 0) continue;
+          let all = 0;
+          let hit = 0;
+          for (const t of new Set(head)) {
+            const w = bm25.idf(t);
+            all += w;
+            if (asked.has(t)) hit += w;
+          }
+          if (hit > 0) scores[sec] += params.headingCoverage * hit * (hit / all);
+        }
+      }
+      if (params.neighbourWeight > 0) {
+        // A section next to one that matches well often holds the answer the question words
+        // only circle around (the example after the explanation, the option after the intro).
+        const own = Float64Array.from(scores);
+        for (const sec of [...touched]) {
+          for (const nb of [sec - 1, sec + 1]) {
+            if (nb < 0 || nb >= sections.length || pageOf[nb] !== pageOf[sec]) continue;
+            if (scores[nb] === 0) touched.push(nb);
+            scores[nb] = Math.max(scores[nb], own[nb] + params.neighbourWeight * own[sec]);
+          }
         }
       }
       touched.sort((a, b) => scores[b] - scores[a] || a - b);
-      return touched.slice(0, limit).map((d) => ({ id: ids[d], score: scores[d] }));
+      const asked = terms.flatMap((t) => (termNo.has(t) ? [{ no: termNo.get(t)!, idf: bm25.idf(t) }] : []));
+      const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
+      const out: Array<{ id: number; score: number }> = [];
+      for (const sec of touched) {
+        const members = sections[sec].length === 1 ? sections[sec] : sections[sec].map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
+        for (const i of members) {
+          out.push({ id: ids[i], score: scores[sec] });
+          if (out.length >= limit) return out;
+        }
+      }
+      return out;
     },
   };
 }
+

@@ -36,7 +36,7 @@ export function splitIdentifier(id: string): string[] {
 export function stem(word: string): string {
   let w = word;
   if (w.length <= 3 || /\d/.test(w)) return w;
-  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
+  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'i';
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (w.endsWith('xes') || w.endsWith('ches') || w.endsWith('shes')) w = w.slice(0, -2);
   else if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is')) w = w.slice(0, -1);
@@ -44,6 +44,8 @@ export function stem(word: string): string {
   else if (w.endsWith('ed') && w.length > 4) w = undouble(w.slice(0, -2));
   else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
   if (w.endsWith('e') && w.length > 4) w = w.slice(0, -1);
+  // "library"/"libraries" and "cookie"/"cookies" end alike: a final y after a consonant is i.
+  else if (w.endsWith('y') && w.length > 3 && !/[aeiouy]/.test(w[w.length - 2])) w = w.slice(0, -1) + 'i';
   return w;
 }
 

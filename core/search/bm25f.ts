@@ -1,0 +1,65 @@
+/**
+ * BM25F over documents seen through weighted fields. For a term t and document d,
+ *   tf'(t,d) = sum_f w_f * tf_f(t,d) / (1 - b_f + b_f * len_f(d) / avglen_f)
+ *   score(q,d) = sum_{t in q} idf(t) * tf'(t,d) / (k1 + tf'(t,d))
+ * tf' depends only on the document, so postings hold the saturated weight and a query is a sum
+ * over the postings of its terms.
+ */
+
+export interface FieldWeight {
+  weight: number;
+  b: number;
+}
+
+export interface Bm25fIndex {
+  readonly size: number;
+  /** idf of a term (0 when no document has it). */
+  idf(term: string): number;
+  /** Adds each document's score for the terms to `scores` (indexed by document). */
+  accumulate(terms: readonly string[], scores: Float64Array, touched: number[], termWeights?: readonly number[]): void;
+}
+
+/**
+ * Builds the index. `fields[f][d]` is the token list of field f of document d; `weights[f]` its
+ * weight and length normalization.
+ */
+export function buildBm25f(fields: ReadonlyArray<ReadonlyArray<readonly string[]>>, weights: readonly FieldWeight[], k1: number): Bm25fIndex {
+  const n = fields.length > 0 ? fields[0].length : 0;
+  const avg = fields.map((docs) => Math.max(1, docs.reduce((s, t) => s + t.length, 0) / Math.max(1, n)));
+  const postings = new Map<string, { docs: number[]; weights: number[] }>();
+  const combined = new Map<string, number>();
+  for (let d = 0; d < n; d++) {
+    combined.clear();
+    for (let f = 0; f < fields.length; f++) {
+      const toks = fields[f][d];
+      if (toks.length === 0) continue;
+      const { weight, b } = weights[f];
+      const norm = 1 - b + (b * toks.length) / avg[f];
+      for (const t of toks) combined.set(t, (combined.get(t) ?? 0) + weight / norm);
+    }
+    for (const [t, tfw] of combined) {
+      let p = postings.get(t);
+      if (!p) postings.set(t, (p = { docs: [], weights: [] }));
+      p.docs.push(d);
+      p.weights.push(tfw / (k1 + tfw));
+    }
+  }
+  const idf = new Map<string, number>();
+  for (const [t, p] of postings) idf.set(t, Math.log(1 + (n - p.docs.length + 0.5) / (p.docs.length + 0.5)));
+  return {
+    size: n,
+    idf: (t) => idf.get(t) ?? 0,
+    accumulate(terms, scores, touched, termWeights) {
+      for (let k = 0; k < terms.length; k++) {
+        const p = postings.get(terms[k]);
+        if (!p) continue;
+        const w = idf.get(terms[k])! * (termWeights ? termWeights[k] : 1);
+        for (let i = 0; i < p.docs.length; i++) {
+          const d = p.docs[i];
+          if (scores[d] === 0) touched.push(d);
+          scores[d] += w * p.weights[i];
+        }
+      }
+    },
+  };
+}

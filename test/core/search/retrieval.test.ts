@@ -1,0 +1,171 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { SearchHit, StoredSnippet } from '../../../core/contracts.ts';
+import { assembleContext, DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
+import { toContextJson, toContextText } from '../../../core/query.ts';
+import { buildBm25f } from '../../../core/search/bm25f.ts';
+import { buildLexicalIndex } from '../../../core/search/lexical-index.ts';
+import { groupSections } from '../../../core/search/sections.ts';
+import { codeIdentifiers, splitIdentifier, stem, tokenize } from '../../../core/search/tokenize.ts';
+
+let nextId = 1;
+function snip(p: Partial<StoredSnippet> & { breadcrumb: string[] }): StoredSnippet {
+  const id = nextId++;
+  const type = p.type ?? (p.code ? 'code' : 'info');
+  const text = (p.content ?? '') + (p.code ?? '') + (p.description ?? '');
+  return {
+    id,
+    seq: id,
+    type,
+    title: p.title ?? p.breadcrumb[p.breadcrumb.length - 1],
+    description: p.description ?? '',
+    language: p.language ?? (type === 'code' ? 'js' : ''),
+    code: p.code ?? '',
+    content: p.content ?? '',
+    breadcrumb: p.breadcrumb,
+    pageTitle: p.pageTitle ?? p.breadcrumb[0],
+    sourcePath: p.sourcePath ?? 'docs/a.md',
+    lineStart: p.lineStart ?? 1,
+    lineEnd: p.lineEnd ?? 2,
+    tokens: p.tokens ?? Math.ceil(text.length / 4),
+  };
+}
+
+describe('tokenizer', () => {
+  test('code identifiers are kept whole and split into their words', () => {
+    assert.deepEqual(splitIdentifier('parseAsync'), ['parse', 'async']);
+    assert.deepEqual(splitIdentifier('HTTPServer'), ['http', 'server']);
+    assert.deepEqual(tokenize('ctx.throw'), ['ctx.throw', 'ctx', 'throw']);
+    assert.deepEqual(tokenize('useState'), ['usestate', stem('state')]); // "use" is a stop word
+    assert.ok(tokenize('return_exceptions').includes('return_exceptions'));
+    assert.ok(tokenize('return_exceptions').includes('exception'));
+    assert.ok(tokenize('tokio::spawn').includes('spawn'));
+  });
+
+  test('stop words go, plurals and -ing/-ed forms meet their stem', () => {
+    assert.deepEqual(tokenize('How do I set the routes'), ['set', stem('route')]);
+    assert.equal(stem('routing'), stem('route'));
+    assert.equal(stem('cookies'), stem('cookie'));
+    assert.equal(stem('configured'), stem('configure'));
+    assert.equal(stem('v2.1'), 'v2.1');
+  });
+
+  test('code identifiers skip keywords and one-letter names', () => {
+    const ids = codeIdentifiers('const app = new Koa(); app.use(async (ctx, next) => { await next() })');
+    assert.ok(ids.includes('koa') && ids.includes('app.use') && ids.includes('ctx'));
+    assert.ok(!ids.includes('const') && !ids.includes('await') && !ids.includes('new'));
+  });
+});
+
+describe('sections', () => {
+  test('consecutive snippets of one file and heading path form one section', () => {
+    const list = [
+      snip({ breadcrumb: ['A'], sourcePath: 'a.md' }),
+      snip({ breadcrumb: ['A', 'B'], sourcePath: 'a.md' }),
+      snip({ breadcrumb: ['A', 'B'], sourcePath: 'a.md', code: 'x()' }),
+      snip({ breadcrumb: ['A', 'B'], sourcePath: 'b.md' }),
+      snip({ breadcrumb: ['A'], sourcePath: 'a.md' }),
+    ];
+    assert.deepEqual(groupSections(list), [[0], [1, 2], [3], [4]]);
+  });
+});
+
+describe('BM25F scoring', () => {
+  test('rarer terms weigh more; more occurrences score more but saturate; longer fields score less per occurrence', () => {
+    const docs = [['alpha', 'beta'], ['alpha'], ['alpha', 'alpha', 'alpha', 'alpha'], ['alpha', 'x', 'y', 'z', 'w', 'v']];
+    const idx = buildBm25f([docs], [{ weight: 1, b: 0.75 }], 1.2);
+    assert.ok(idx.idf('beta') > idx.idf('alpha'));
+    const score = (terms: string[]) => {
+      const s = new Float64Array(docs.length);
+      idx.accumulate(terms, s, []);
+      return s;
+    };
+    const a = score(['alpha']);
+    assert.ok(a[2] > a[1], 'more occurrences score more');
+    assert.ok(a[2] < 4 * a[1], 'but saturate');
+    assert.ok(a[1] > a[3], 'a longer field scores less for one occurrence');
+    const w = new Float64Array(docs.length);
+    idx.accumulate(['beta'], w, [], [2]);
+    assert.ok(Math.abs(w[0] - 2 * score(['beta'])[0]) < 1e-12, 'term weights scale a term');
+  });
+
+  test('a heading match outranks the same words in prose', () => {
+    const list = [
+      snip({ breadcrumb: ['Guide', 'Install'], content: 'You can configure cookies with the cookie option for sessions in many ways.' }),
+      snip({ breadcrumb: ['Guide', 'Cookies'], content: 'The option described here works for every request you make.' }),
+    ];
+    const idx = buildLexicalIndex(list);
+    assert.equal(idx.search('cookies', 10)[0].id, list[1].id);
+  });
+
+  test('search returns every snippet of the best sections, sections best first, the better-matching snippet of a section first', () => {
+    const list = [
+      snip({ breadcrumb: ['Ctx', 'ctx.throw'], code: 'ctx.throw(400)', description: 'Throw an error' }),
+      snip({ breadcrumb: ['Ctx', 'ctx.throw'], content: 'ctx.throw raises an HTTP error with a status.' }),
+      snip({ breadcrumb: ['Ctx', 'ctx.state'], content: 'Namespace for passing information through middleware.' }),
+      snip({ breadcrumb: ['Ctx', 'ctx.assert'], content: 'Like throw, but only when a value is falsy; an HTTP error follows.' }),
+    ];
+    const hits = buildLexicalIndex(list).search('how do I throw an HTTP error with ctx.throw', 10);
+    assert.deepEqual(hits.slice(0, 2).map((h) => h.id), [list[1].id, list[0].id]); // the prose names throw, HTTP and error
+    assert.equal(hits[0].score, hits[1].score);
+    assert.ok(hits.findIndex((h) => h.id === list[3].id) > 1);
+    assert.deepEqual(buildLexicalIndex(list).search('', 10), []);
+    assert.deepEqual(buildLexicalIndex(list).search('the of and', 10), []);
+  });
+
+  test('an adjacent section of the same file is lifted by a strong match, one of another file is not', () => {
+    const list = [
+      snip({ breadcrumb: ['P', 'Pagination'], sourcePath: 'p.md', content: 'Pagination splits a list of pages into pagers.' }),
+      snip({ breadcrumb: ['P', 'Examples'], sourcePath: 'p.md', content: 'Here we go.' }),
+      snip({ breadcrumb: ['Q', 'Other'], sourcePath: 'q.md', content: 'Unrelated text.' }),
+    ];
+    const hits = buildLexicalIndex(list).search('pagination pages', 10);
+    assert.deepEqual(hits.map((h) => h.id), [list[0].id, list[1].id]);
+  });
+});
+
+describe('context assembly', () => {
+  const hit = (snippet: StoredSnippet, score: number): SearchHit => ({ snippet, score });
+
+  test('a section answers as one snippet: its prose describes its code blocks, with the section line range', () => {
+    const code1 = snip({ breadcrumb: ['Koa', 'Cookies'], code: 'ctx.cookies.set("a", 1)', lineStart: 12, lineEnd: 14 });
+    const code2 = snip({ breadcrumb: ['Koa', 'Cookies'], code: 'ctx.cookies.get("a")', lineStart: 16, lineEnd: 18 });
+    const info = snip({ breadcrumb: ['Koa', 'Cookies'], content: 'Set and read cookies.', lineStart: 10, lineEnd: 20 });
+    const other = snip({ breadcrumb: ['Koa', 'State'], content: 'ctx.state holds data.', lineStart: 21, lineEnd: 25 });
+    const out = assembleContext([hit(code1, 5), hit(code2, 5), hit(info, 5), hit(other, 4)], 'cookies', 5000);
+    assert.equal(out.length, 2);
+    assert.equal(out[0].type, 'code');
+    assert.equal(out[0].description, 'Set and read cookies.');
+    assert.deepEqual(out[0].codeList?.map((c) => c.code), [code1.code, code2.code]);
+    assert.deepEqual([out[0].lineStart, out[0].lineEnd], [10, 20]);
+    const json = toContextJson({ library: {} as never, version: '', snippets: out, totalTokens: 0 });
+    assert.equal(json.codeSnippets[0].codeList.length, 2);
+    assert.deepEqual([json.codeSnippets[0].rank, json.infoSnippets[0].rank], [1, 2]);
+    const text = toContextText({ library: {} as never, version: '', snippets: out, totalTokens: 0 });
+    assert.equal(text.split('```js').length - 1, 2);
+  });
+
+  test('units below the relative cut-off are left out, repeated content is dropped, the budget holds', () => {
+    const a = snip({ breadcrumb: ['A'], content: 'alpha '.repeat(40), sourcePath: 'a.md' });
+    const same = snip({ breadcrumb: ['B'], content: 'alpha '.repeat(40), sourcePath: 'b.md' });
+    const c = snip({ breadcrumb: ['C'], content: 'gamma '.repeat(40), sourcePath: 'c.md' });
+    const weak = snip({ breadcrumb: ['D'], content: 'delta', sourcePath: 'd.md' });
+    const out = assembleContext([hit(a, 10), hit(same, 9), hit(c, 8), hit(weak, 10 * DEFAULT_ASSEMBLY.relativeCutoff - 0.1)], 'alpha', 5000);
+    assert.deepEqual(out.map((s) => s.id), [a.id, c.id]);
+    const tight = assembleContext([hit(a, 10), hit(c, 9)], 'alpha', a.tokens + 5);
+    assert.deepEqual(tight.map((s) => s.id), [a.id]);
+    assert.deepEqual(assembleContext([], 'alpha', 5000), []);
+  });
+
+  test('a section over the unit size keeps the parts that match the question, in document order', () => {
+    const filler = 'lorem ipsum dolor sit amet '.repeat(100);
+    const parts = [
+      snip({ breadcrumb: ['Big'], content: 'Intro. ' + filler, lineStart: 1, lineEnd: 50 }),
+      snip({ breadcrumb: ['Big'], content: filler, lineStart: 51, lineEnd: 100 }),
+      snip({ breadcrumb: ['Big'], content: 'The retry option sets attempts. ' + filler, lineStart: 101, lineEnd: 150 }),
+    ];
+    const out = assembleContext(parts.map((p) => hit(p, 5)), 'retry attempts', 5000, { ...DEFAULT_ASSEMBLY, maxUnitTokens: parts[2].tokens + 10 });
+    assert.equal(out.length, 1);
+    assert.deepEqual([out[0].lineStart, out[0].lineEnd], [101, 150]);
+  });
+});
