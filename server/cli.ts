@@ -137,13 +137,10 @@ async function followJob(base: string, jobId: string, libraryName: string): Prom
   }
 }
 
-async function addSourceThroughServer(port: number, t: AddTarget, title?: string, description?: string): Promise<number> {
+/** Sends an add request to a running server's admin route, then follows its job. */
+async function addThroughAdminRoute(port: number, route: string, init: RequestInit): Promise<number> {
   const base = `http://127.0.0.1:${port}`;
-  const res = await fetch(`${base}/api/admin/add`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ source: t.source, spec: t.spec, ...(t.id ? { id: t.id } : {}), ...(title ? { title } : {}), ...(description ? { description } : {}) }),
-  });
+  const res = await fetch(`${base}/api/admin/${route}`, { method: 'POST', ...init });
   const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
   if (!res.ok) {
     process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
@@ -153,18 +150,15 @@ async function addSourceThroughServer(port: number, t: AddTarget, title?: string
   return followJob(base, json.jobId!, json.libraryName!);
 }
 
+function addSourceThroughServer(port: number, t: AddTarget, title?: string, description?: string): Promise<number> {
+  const body = { source: t.source, spec: t.spec, ...(t.id ? { id: t.id } : {}), ...(title ? { title } : {}), ...(description ? { description } : {}) };
+  return addThroughAdminRoute(port, 'add', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
 async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
   const body = new Blob([new Uint8Array(await packForUpload(path))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
-  const base = `http://127.0.0.1:${port}`;
-  const res = await fetch(`${base}/api/admin/upload?${qs}`, { method: 'POST', body, headers: { 'content-type': 'application/octet-stream' } });
-  const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
-  if (!res.ok) {
-    process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
-    return 1;
-  }
-  process.stderr.write(`${json.message}\n`);
-  return followJob(base, json.jobId!, json.libraryName!);
+  return addThroughAdminRoute(port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
 }
 
 async function cmdLibraries(settings: ProcessSettings): Promise<number> {
