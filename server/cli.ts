@@ -90,7 +90,8 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
 
   const lock = await readDataLock(settings.dataDir);
   if (lock && lock.mode === 'server' && lock.port) {
-    process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending the request to it on port ${lock.port}.\n`);
+    const what = t.source === 'upload' ? 'the documents' : 'the request';
+    process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending ${what} to it on port ${lock.port}.\n`);
     if (t.source === 'upload') return addThroughServer(lock.port, String(t.spec.path), t.name!, title, description);
     return addSourceThroughServer(lock.port, t, title, description);
   }
