@@ -34,6 +34,10 @@ export interface Bm25Params {
   neighbourWeight: number;
   /** Bonus for a section whose own heading the question covers (share of its heading words, idf-weighted). */
   headingCoverage: number;
+  /** Each question term weighs idf^idfPower (1 = plain BM25); above 1 rare words count more. */
+  idfPower: number;
+  /** Drop the question's filler words (QUESTION_FILLERS) before searching. */
+  dropFillers: boolean;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -47,7 +51,21 @@ export const DEFAULT_BM25: Bm25Params = {
   },
   neighbourWeight: 0.15,
   headingCoverage: 0.2,
+  idfPower: 0.7,
+  dropFillers: true,
 };
+
+/**
+ * Words that phrase a question rather than name its subject ("is it possible to...", "something
+ * like..."): plain English, the same for every library.
+ */
+export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
+  tokenize(
+    'like possible possibly correct correctly able trying try tried instead example examples simply actually really already still ' +
+      'every any each all whole certain specific kind sort thing things anything everything what else even rather right proper properly ' +
+      'best better good wrong work works working happen happens happening go goes going know tell say see seem seems',
+  ),
+);
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
 
@@ -130,11 +148,15 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   return {
     size: snippets.length,
     search(query, limit) {
-      const terms = [...new Set(tokenize(query))];
+      let terms = [...new Set(tokenize(query))];
+      if (params.dropFillers) {
+        const kept = terms.filter((t) => !QUESTION_FILLERS.has(t));
+        if (kept.length > 0) terms = kept;
+      }
       if (terms.length === 0 || sections.length === 0 || !(limit > 0)) return [];
       const scores = new Float64Array(sections.length);
       const touched: number[] = [];
-      bm25.accumulate(terms, scores, touched);
+      bm25.accumulate(terms, scores, touched, params.idfPower === 1 ? undefined : terms.map((t) => Math.pow(bm25.idf(t), params.idfPower - 1)));
       if (params.headingCoverage > 0) {
         const asked = new Set(terms);
         for (const sec of touched) {
@@ -177,4 +199,5 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     },
   };
 }
+
 
