@@ -34,6 +34,12 @@ export interface Bm25Params {
   neighbourWeight: number;
   /** Bonus for a section whose own heading the question covers (share of its heading words, idf-weighted). */
   headingCoverage: number;
+  /** Each question term weighs idf^idfPower (1 = plain BM25); above 1 rare words count more. */
+  idfPower: number;
+  /** Drop the question's filler words (QUESTION_FILLERS) before searching. */
+  dropFillers: boolean;
+  /** Weight (relative to the asked word) of the general synonyms added to a question. 0 = off. */
+  synonymWeight: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -47,7 +53,49 @@ export const DEFAULT_BM25: Bm25Params = {
   },
   neighbourWeight: 0.15,
   headingCoverage: 0.2,
+  idfPower: 0.7,
+  dropFillers: true,
+  synonymWeight: 0.5,
 };
+
+/** Groups of plain-English words documentation and questions use for the same thing. */
+const SYNONYM_GROUPS: readonly string[] = [
+  'delete remove erase',
+  'create make',
+  'configure configuration config settings setting',
+  'directory folder',
+  'argument parameter param arg',
+  'change modify alter',
+  'start begin launch',
+  'stop halt terminate',
+  'show display print',
+  'retrieve fetch obtain read access',
+  'error failure exception',
+  'limit maximum max',
+  'quick fast speed performance',
+];
+
+/** Each stemmed word of a synonym group -> the other words of its group. */
+export const SYNONYMS: ReadonlyMap<string, readonly string[]> = (() => {
+  const out = new Map<string, string[]>();
+  for (const group of SYNONYM_GROUPS) {
+    const words = [...new Set(tokenize(group))];
+    for (const w of words) out.set(w, [...(out.get(w) ?? []), ...words.filter((x) => x !== w)]);
+  }
+  return out;
+})();
+
+/**
+ * Words that phrase a question rather than name its subject ("is it possible to...", "something
+ * like..."): plain English, the same for every library.
+ */
+export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
+  tokenize(
+    'like possible possibly correct correctly able trying try tried instead example examples simply actually really already still ' +
+      'every any each all whole certain specific kind sort thing things anything everything what else even rather right proper properly ' +
+      'best better good wrong work works working happen happens happening go goes going know tell say see seem seems',
+  ),
+);
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
 
@@ -130,11 +178,25 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   return {
     size: snippets.length,
     search(query, limit) {
-      const terms = [...new Set(tokenize(query))];
+      let terms = [...new Set(tokenize(query))];
+      if (params.dropFillers) {
+        const kept = terms.filter((t) => !QUESTION_FILLERS.has(t));
+        if (kept.length > 0) terms = kept;
+      }
       if (terms.length === 0 || sections.length === 0 || !(limit > 0)) return [];
       const scores = new Float64Array(sections.length);
       const touched: number[] = [];
-      bm25.accumulate(terms, scores, touched);
+      const weighted = terms.map((t) => ({ t, w: 1 }));
+      if (params.synonymWeight > 0) {
+        const asked = new Set(terms);
+        for (const t of terms) for (const syn of SYNONYMS.get(t) ?? []) if (!asked.has(syn)) weighted.push({ t: syn, w: params.synonymWeight });
+      }
+      bm25.accumulate(
+        weighted.map((q) => q.t),
+        scores,
+        touched,
+        weighted.map((q) => q.w * Math.pow(bm25.idf(q.t), params.idfPower - 1)),
+      );
       if (params.headingCoverage > 0) {
         const asked = new Set(terms);
         for (const sec of touched) {
@@ -177,4 +239,5 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     },
   };
 }
+
 

@@ -4,7 +4,7 @@ import type { SearchHit, StoredSnippet } from '../../../core/contracts.ts';
 import { assembleContext, DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
 import { toContextJson, toContextText } from '../../../core/query.ts';
 import { buildBm25f } from '../../../core/search/bm25f.ts';
-import { buildLexicalIndex } from '../../../core/search/lexical-index.ts';
+import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
 import { groupSections } from '../../../core/search/sections.ts';
 import { codeIdentifiers, splitIdentifier, stem, tokenize } from '../../../core/search/tokenize.ts';
 
@@ -167,5 +167,31 @@ describe('context assembly', () => {
     const out = assembleContext(parts.map((p) => hit(p, 5)), 'retry attempts', 5000, { ...DEFAULT_ASSEMBLY, maxUnitTokens: parts[2].tokens + 10 });
     assert.equal(out.length, 1);
     assert.deepEqual([out[0].lineStart, out[0].lineEnd], [101, 150]);
+  });
+});
+
+describe('question words', () => {
+  const docs = [
+    snip({ breadcrumb: ['Routes', 'Delete a route'], content: 'Call router.delete with the path of the route to take it out.', sourcePath: 'docs/routes.md' }),
+    snip({ breadcrumb: ['Routes', 'Add a route'], content: 'Call router.add with a path and a handler, for example a handler that answers json.', sourcePath: 'docs/routes.md' }),
+    snip({ breadcrumb: ['Examples'], content: 'Example after example: an example of every example.', sourcePath: 'docs/examples.md' }),
+  ];
+  const index = buildLexicalIndex(docs.map((s) => ({ ...s })));
+
+  test('a general-English synonym of a question word finds the section that uses the other word', () => {
+    const hits = index.search('How do I remove a route?', 10);
+    assert.equal(hits[0]?.id, docs[0].id);
+  });
+
+  test('filler words of the question ("for example", "possible") do not pull in sections about them', () => {
+    const hits = index.search('Is it possible to add a route, for example?', 10);
+    assert.equal(hits[0]?.id, docs[1].id);
+    assert.ok(!hits.some((h) => h.id === docs[2].id));
+  });
+
+  test('synonyms and fillers can be turned off', () => {
+    const plain = buildLexicalIndex(docs.map((s) => ({ ...s })), { ...DEFAULT_BM25, synonymWeight: 0, dropFillers: false });
+    assert.ok(plain.search('Is it possible to add a route, for example?', 10).some((h) => h.id === docs[2].id));
+    assert.ok(plain.search('remove', 10).length === 0);
   });
 });
