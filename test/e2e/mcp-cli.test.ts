@@ -91,7 +91,7 @@ describe('refdesk mcp against a running Refdesk server', { timeout: 300_000 }, (
   test('--server URL and REFDESK_URL name the server (the data directory has none)', async () => {
     for (const [args, env] of [
       [['--server', server.base], {}],
-      [[], { REFDESK_URL: server.base + '/', REFDESK_API_KEY: 'rdk_example' }],
+      [[], { REFDESK_URL: server.base + '/' }],
     ] as Array<[string[], Record<string, string>]>) {
       const s = await stdioClient('v2 SDK, 2025 era', emptyDir, args, env);
       const r = await s.client.callTool({ name: 'query-docs', arguments: { libraryId: '/docs/widgetry', query: 'dark mode' } });

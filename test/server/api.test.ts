@@ -90,7 +90,9 @@ describe('HTTP API over an ingested corpus', { skip: hasCorpora ? false : 'share
     }
     const all = [...infoSnippets.map((s: any) => s.breadcrumb), ...codeSnippets.map((s: any) => s.codeTitle)].join('\n');
     assert.match(all, /ctx\.throw/);
-    const first = infoSnippets[0] ?? codeSnippets[0];
+    // `rank` orders the whole answer (code and info snippets together); the best one is ctx.throw's section.
+    const first = [...infoSnippets, ...codeSnippets].sort((a: any, b: any) => a.rank - b.rank)[0];
+    assert.equal(first.rank, 1);
     assert.equal(first.source.path, 'docs/api/context.md');
   });
 
