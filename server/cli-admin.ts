@@ -1,5 +1,5 @@
 /**
- * `refdesk keys ...` and `refdesk rename ...`: through the running server's loopback admin
+ * `refdesk keys ...`, `refdesk rename ...` and `refdesk settings ...`: through the running server's loopback admin
  * routes when a server holds the data directory, else on the data directory directly.
  */
 import type { ApiKeyRecord, ApiKeyRole, RuntimeEnv } from '../core/contracts.ts';
@@ -9,6 +9,7 @@ import { createApiKey } from '../core/api-keys.ts';
 import { readDataLock } from '../core/data-lock.ts';
 import type { ProcessSettings } from './env.ts';
 import { renameLibrary } from './api/service.ts';
+import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../core/settings.ts';
 
 type OpenKernel = (settings: ProcessSettings, mode: RuntimeEnv['mode']) => Promise<Kernel>;
 
@@ -88,5 +89,31 @@ export async function cmdRename(open: OpenKernel, settings: ProcessSettings, pos
   const viaHttp = await viaServer(settings, 'POST', '/rename', { from, to });
   const id = viaHttp ? (viaHttp.library as { id: string }).id : (await withKernel(open, settings, 'writer', (k) => renameLibrary(k, from, to))).id;
   process.stdout.write(`Renamed ${from} to ${id}; ${from} now answers 301 with redirectUrl ${id}.\n`);
+  return 0;
+}
+
+/** `refdesk settings` (show) and `refdesk settings set mcp.requireKey true|false`. */
+export async function cmdSettings(open: OpenKernel, settings: ProcessSettings, positionals: string[]): Promise<number> {
+  const [sub = 'get', name, raw] = positionals;
+  let current: Record<string, unknown>;
+  if (sub === 'get') {
+    current =
+      (await viaServer(settings, 'GET', '/settings')) ??
+      (await withKernel(open, settings, 'reader', async (k) => ({ [MCP_REQUIRE_KEY]: await getMcpRequireKey(k.store) })));
+  } else if (sub === 'set') {
+    if (name !== MCP_REQUIRE_KEY || (raw !== 'true' && raw !== 'false')) {
+      throw new RefdeskError('invalid_request', `settings set: the only setting is ${MCP_REQUIRE_KEY}, with true or false, e.g. refdesk settings set ${MCP_REQUIRE_KEY} true`);
+    }
+    const value = raw === 'true';
+    current =
+      (await viaServer(settings, 'PATCH', '/settings', { [MCP_REQUIRE_KEY]: value })) ??
+      (await withKernel(open, settings, 'writer', async (k) => {
+        await setMcpRequireKey(k.store, value);
+        return { [MCP_REQUIRE_KEY]: await getMcpRequireKey(k.store) };
+      }));
+  } else {
+    throw new RefdeskError('invalid_request', `settings: use "settings" to show them or "settings set ${MCP_REQUIRE_KEY} true|false".`);
+  }
+  for (const [k, v] of Object.entries(current)) process.stdout.write(`${k}\t${String(v)}\n`);
   return 0;
 }

@@ -16,7 +16,7 @@ import { isRefdeskError, RefdeskError } from '../core/errors.ts';
 import { addLibrary, runIngestJob } from '../core/ingest.ts';
 import { getContext, toContextJson, toContextText } from '../core/query.ts';
 import { searchLibraries } from '../core/library-search.ts';
-import { cmdKeys, cmdRename } from './cli-admin.ts';
+import { cmdKeys, cmdRename, cmdSettings } from './cli-admin.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings, type ProcessSettings } from './env.ts';
@@ -43,6 +43,8 @@ Commands:
   keys list                              list API keys (id, prefix, plan, role, state)
   keys revoke <id>                       revoke an API key
   rename <oldId> <newId>                 rename a library; the old ID answers 301
+  settings [set mcp.requireKey true|false]
+                                         show or change server settings (require a key on /mcp)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
   mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
                                          Refdesk's MCP server for AI clients (refdesk mcp --help)
@@ -289,6 +291,8 @@ export async function runCli(argv: string[]): Promise<number> {
       return cmdKeys(openKernel, settings, rest, values);
     case 'rename':
       return cmdRename(openKernel, settings, rest);
+    case 'settings':
+      return cmdSettings(openKernel, settings, rest);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;

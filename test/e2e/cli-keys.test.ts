@@ -1,5 +1,5 @@
 /**
- * `refdesk keys` and `refdesk rename` as real processes: directly on the data directory when no
+ * `refdesk keys`, `refdesk rename` and `refdesk settings` as real processes: directly on the data directory when no
  * server runs, through the running server's admin routes when one does; keys survive a restart.
  */
 import { describe, test, after } from 'node:test';
@@ -60,6 +60,24 @@ describe('refdesk keys and rename', { timeout: 180_000 }, () => {
     assert.equal((await search(server, key1)).status, 401, 'so do revocations');
     const after = await search(server, key2);
     assert.equal(after.body.results[0].id, '/docs/handbook');
+
+    // settings: /mcp requires a key once the operator says so (through the running server).
+    const mcpInit = () =>
+      fetch(`${server.base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      });
+    assert.equal((await mcpInit()).status, 200);
+    const set = await runRefdesk(['settings', 'set', 'mcp.requireKey', 'true'], dir);
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /^mcp\.requireKey\ttrue$/m);
+    assert.equal((await mcpInit()).status, 401);
+    const bad = await runRefdesk(['settings', 'set', 'mcp.requireKey', 'maybe'], dir);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /true or false/);
     await server.stop();
+    const offline2 = await runRefdesk(['settings'], dir);
+    assert.match(offline2.stdout, /^mcp\.requireKey\ttrue$/m, 'the setting is persisted and readable offline');
   });
 });
