@@ -2,6 +2,7 @@ import { open, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Fetch } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
+import { fetchWithRetry, readBodyCapped } from '../../core/net/retry.ts';
 
 /** The raw spec document as read, or the news that it did not change (HTTP 304). */
 export type LoadedSpec =
@@ -53,86 +54,46 @@ export async function fetchSpec(
   if (opts.validators?.etag) headers['if-none-match'] = opts.validators.etag;
   if (opts.validators?.lastModified) headers['if-modified-since'] = opts.validators.lastModified;
 
-  let lastProblem = '';
-  for (let attempt = 1; attempt <= opts.attempts; attempt++) {
-    opts.signal.throwIfAborted();
-    if (attempt > 1) {
-      await sleep(250 * 4 ** (attempt - 2), opts.signal);
-      opts.log?.(`retrying ${shown} (attempt ${attempt} of ${opts.attempts}): ${lastProblem}`);
-    }
-    let res: Response;
-    try {
-      res = await fetch.fetch(url, { headers, signal: opts.signal, redirect: 'follow' });
-    } catch (e) {
-      if (isRefdeskError(e)) throw e; // the network policy refused it: retrying will not help
-      opts.signal.throwIfAborted();
-      lastProblem = (e as Error).name === 'TimeoutError' ? 'the request timed out' : `network error (${(e as Error).message})`;
-      continue;
-    }
-    if (res.status === 304) {
-      await res.body?.cancel().catch(() => {});
-      return { notModified: true, location: shown };
-    }
+  const { response: res, attempts } = await fetchWithRetry(
+    fetch,
+    url.href,
+    { headers, redirect: 'follow' },
+    {
+      policy: { attempts: opts.attempts, baseDelayMs: 250 },
+      signal: opts.signal,
+      onRetry: ({ attempt, reason }) => opts.log?.(`retrying ${shown} (attempt ${attempt + 1} of ${opts.attempts}): ${reason}`),
+    },
+  );
+  if (res.status === 304) {
+    await res.body?.cancel().catch(() => {});
+    return { notModified: true, location: shown };
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => {});
     if (res.status >= 500 || res.status === 429) {
-      await res.body?.cancel().catch(() => {});
-      lastProblem = `the server answered ${res.status}`;
-      continue;
+      throw new RefdeskError('invalid_source', `Could not download the OpenAPI spec from ${shown} after ${attempts} attempts: the server answered ${res.status}.`);
     }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw new RefdeskError(
-        'invalid_source',
-        `The OpenAPI spec URL ${shown} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}: check the URL${res.status === 401 || res.status === 403 ? ' (the spec must be readable without credentials)' : ''}.`,
-      );
-    }
-    const declared = Number(res.headers.get('content-length') ?? NaN);
-    if (Number.isFinite(declared) && declared > opts.maxBytes) {
-      await res.body?.cancel().catch(() => {});
-      throw tooLarge(`at ${shown}`, opts.maxBytes);
-    }
-    const bytes = await readCapped(res, opts.maxBytes, () => tooLarge(`at ${shown}`, opts.maxBytes));
-    return {
-      notModified: false,
-      bytes,
-      contentType: res.headers.get('content-type') ?? '',
-      ...(res.headers.get('etag') ? { etag: res.headers.get('etag')! } : {}),
-      ...(res.headers.get('last-modified') ? { lastModified: res.headers.get('last-modified')! } : {}),
-      location: shown,
-    };
+    throw new RefdeskError(
+      'invalid_source',
+      `The OpenAPI spec URL ${shown} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}: check the URL${res.status === 401 || res.status === 403 ? ' (the spec must be readable without credentials)' : ''}.`,
+    );
   }
-  throw new RefdeskError('invalid_source', `Could not download the OpenAPI spec from ${shown} after ${opts.attempts} attempts: ${lastProblem}.`);
-}
-
-async function readCapped(res: Response, max: number, fail: () => RefdeskError): Promise<Buffer> {
-  if (!res.body) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      throw fail();
-    }
-    chunks.push(Buffer.from(value));
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > opts.maxBytes) {
+    await res.body?.cancel().catch(() => {});
+    throw tooLarge(`at ${shown}`, opts.maxBytes);
   }
-  return Buffer.concat(chunks, total);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolveSleep, reject) => {
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolveSleep();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+  const bytes = await readBodyCapped(res, opts.maxBytes, shown, opts.signal).catch((e: unknown) => {
+    throw isRefdeskError(e) && e.code === 'too_large' ? tooLarge(`at ${shown}`, opts.maxBytes) : e;
   });
+  return {
+    notModified: false,
+    bytes,
+    contentType: res.headers.get('content-type') ?? '',
+    ...(res.headers.get('etag') ? { etag: res.headers.get('etag')! } : {}),
+    ...(res.headers.get('last-modified') ? { lastModified: res.headers.get('last-modified')! } : {}),
+    location: shown,
+  };
 }
 
 /**
