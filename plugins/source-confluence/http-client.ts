@@ -5,6 +5,7 @@
  */
 import type { Fetch } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
+import { RETRYABLE_STATUSES, fetchWithRetry } from '../../core/net/retry.ts';
 import type { ConfluenceOptions } from './schema.ts';
 import type { ConfluenceTarget } from './spec.ts';
 
@@ -16,7 +17,6 @@ export interface RequestPurpose {
   notFound?: () => RefdeskError;
 }
 
-const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
 
 export class ConfluenceHttp {
   /** Requests sent (attempts included), for the job log. */
@@ -45,44 +45,49 @@ export class ConfluenceHttp {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.target.authorization) headers.authorization = this.target.authorization;
 
-    for (let attempt = 1; ; attempt++) {
-      this.signal.throwIfAborted();
-      let res: Response;
-      try {
-        this.requests++;
-        res = await this.fetcher.fetch(url, { headers, signal: this.signal, redirect: 'follow' });
-      } catch (e) {
-        if (this.signal.aborted) throw this.signal.reason ?? e;
-        if (isRefdeskError(e)) throw e; // the network policy refused the host: no retry helps
-        const why = describeNetworkError(e);
-        if (attempt >= this.options.maxAttempts) {
-          throw new RefdeskError(
-            'invalid_source',
-            `Could not reach Confluence at ${this.target.origin} for ${purpose.what} (${why}) after ${attempt} attempts; check siteUrl and that the site is up.`,
-          );
-        }
-        const wait = this.backoff(attempt, null);
-        this.warn(`Confluence at ${this.target.origin} could not be reached (${why}); retrying in ${wait} ms`);
-        await sleep(wait, this.signal);
-        continue;
+    let res: Response;
+    let attempts: number;
+    try {
+      ({ response: res, attempts } = await fetchWithRetry(
+        this.fetcher,
+        url.href,
+        { headers, redirect: 'follow' },
+        {
+          policy: { attempts: this.options.maxAttempts, baseDelayMs: this.options.retryBaseMs, maxDelayMs: this.options.maxRetryWaitMs },
+          signal: this.signal,
+          onRetry: ({ delayMs, reason }) => {
+            this.requests++;
+            const status = /^HTTP (\d+)/.exec(reason)?.[1];
+            this.warn(
+              status
+                ? `Confluence answered HTTP ${status} for ${purpose.what}; retrying in ${delayMs} ms`
+                : `Confluence at ${this.target.origin} could not be reached (${reason}); retrying in ${delayMs} ms`,
+            );
+          },
+        },
+      ));
+      this.requests++;
+    } catch (e) {
+      this.requests++;
+      if (this.signal.aborted) throw this.signal.reason ?? e;
+      // The network policy refused the host (forbidden), or the site stayed unreachable.
+      if (isRefdeskError(e) && e.code === 'invalid_source' && e.cause) {
+        throw new RefdeskError(
+          'invalid_source',
+          `Could not reach Confluence at ${this.target.origin} for ${purpose.what} (${describeNetworkError(e.cause)}) after ${this.options.maxAttempts} attempts; check siteUrl and that the site is up.`,
+        );
       }
-
-      if (res.ok) return await this.parse<T>(res, purpose);
-      await res.body?.cancel().catch(() => {});
-      if (RETRY_STATUSES.has(res.status)) {
-        if (attempt >= this.options.maxAttempts) {
-          throw new RefdeskError(
-            'invalid_source',
-            `Confluence at ${this.target.origin} kept answering HTTP ${res.status} for ${purpose.what} after ${attempt} attempts${res.status === 429 ? ' (rate limited)' : ''}; try again later.`,
-          );
-        }
-        const wait = this.backoff(attempt, res.headers.get('retry-after'));
-        this.warn(`Confluence answered HTTP ${res.status} for ${purpose.what}; retrying in ${wait} ms`);
-        await sleep(wait, this.signal);
-        continue;
-      }
-      throw this.refusal(res.status, purpose);
+      throw e;
     }
+    if (res.ok) return await this.parse<T>(res, purpose);
+    await res.body?.cancel().catch(() => {});
+    if (RETRYABLE_STATUSES.has(res.status)) {
+      throw new RefdeskError(
+        'invalid_source',
+        `Confluence at ${this.target.origin} kept answering HTTP ${res.status} for ${purpose.what} after ${attempts} attempts${res.status === 429 ? ' (rate limited)' : ''}; try again later.`,
+      );
+    }
+    throw this.refusal(res.status, purpose);
   }
 
   private async parse<T>(res: Response, purpose: RequestPurpose): Promise<T> {
@@ -129,36 +134,10 @@ export class ConfluenceHttp {
     return new RefdeskError('invalid_source', `${site} answered HTTP ${status} for ${purpose.what}.`);
   }
 
-  /** Retry-After (seconds or an HTTP date) when given, else exponential back-off; capped. */
-  private backoff(attempt: number, retryAfter: string | null): number {
-    const cap = this.options.maxRetryWaitMs;
-    if (retryAfter !== null && retryAfter.trim() !== '') {
-      const secs = Number(retryAfter.trim());
-      if (Number.isFinite(secs) && secs >= 0) return Math.min(cap, Math.round(secs * 1000));
-      const at = Date.parse(retryAfter);
-      if (!Number.isNaN(at)) return Math.min(cap, Math.max(0, at - Date.now()));
-    }
-    return Math.min(cap, this.options.retryBaseMs * 2 ** (attempt - 1));
-  }
 }
 
 function describeNetworkError(e: unknown): string {
   const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (err?.name === 'TimeoutError') return 'timed out';
   return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? 'network error';
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

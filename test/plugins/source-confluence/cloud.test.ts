@@ -171,10 +171,18 @@ describe('Confluence Cloud (REST v2)', () => {
     const { documents, logs } = await runSource(makeSource(), spec);
     assert.equal(documents.length, 15);
     assert.equal(fake.requests.filter((r) => r.status === 429).length, 2);
-    // Retry-After: 0 is honoured (the back-off alone would wait 5 then 10 ms).
+    // The shared retry (core/net/retry.ts) waits at least its back-off (5, then 10 ms here) and at
+    // least what Retry-After asks; Retry-After: 0 does not make it hammer the site.
     assert.deepEqual(
       logs.filter((l) => l.level === 'warn').map((l) => l.message),
-      Array(2).fill('Confluence answered HTTP 429 for space "ENG"; retrying in 0 ms'),
+      ['Confluence answered HTTP 429 for space "ENG"; retrying in 5 ms', 'Confluence answered HTTP 429 for space "ENG"; retrying in 10 ms'],
+    );
+    fake.failNext(429, 1, '1');
+    const slow = await runSource(makeSource(), spec);
+    assert.deepEqual(
+      slow.logs.filter((l) => l.level === 'warn').map((l) => l.message),
+      ['Confluence answered HTTP 429 for space "ENG"; retrying in 1000 ms'],
+      'a longer Retry-After is honoured',
     );
   });
 
