@@ -29,6 +29,8 @@ export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.45, maxUnit
 interface Unit {
   score: number;
   members: StoredSnippet[];
+  /** The heading path of a parent-section unit (absent: the members' own section). */
+  breadcrumb?: readonly string[];
 }
 
 /** About four characters per token, as the chunkers estimate. */
@@ -51,7 +53,7 @@ export function assembleContext(hits: readonly SearchHit[], query: string, budge
     if (fresh.length === 0) continue;
     const room = out.length === 0 ? Math.min(budget, options.maxUnitTokens) : options.maxUnitTokens;
     const kept = trimToTokens(fresh, terms, room);
-    const snippet = kept.length === 1 ? kept[0] : mergeSection(kept);
+    const snippet = kept.length === 1 && !unit.breadcrumb ? kept[0] : mergeSection(kept, unit.breadcrumb);
     if (used + snippet.tokens > budget && out.length > 0) {
       if (++misses >= 5) break;
       continue;
@@ -70,12 +72,12 @@ function groupUnits(hits: readonly SearchHit[]): Unit[] {
   for (const h of hits) {
     if (ids.has(h.snippet.id)) continue;
     ids.add(h.snippet.id);
-    const key = sectionKey(h.snippet);
+    const key = h.unit?.key ?? sectionKey(h.snippet);
     const unit = byKey.get(key);
     if (unit) {
       unit.members.push(h.snippet);
       unit.score = Math.max(unit.score, h.score);
-    } else byKey.set(key, { score: h.score, members: [h.snippet] });
+    } else byKey.set(key, h.unit ? { score: h.score, members: [h.snippet], breadcrumb: h.unit.breadcrumb } : { score: h.score, members: [h.snippet] });
   }
   const units = [...byKey.values()];
   for (const u of units) u.members.sort((a, b) => a.seq - b.seq);
@@ -111,9 +113,12 @@ function trimToTokens(members: StoredSnippet[], terms: Set<string>, room: number
   return keep.sort((a, b) => a.i - b.i).map((x) => x.s);
 }
 
-/** One snippet of several members of a section: its prose as the description of its code. */
-function mergeSection(members: StoredSnippet[]): ContextSnippet {
-  const first = members[0];
+/**
+ * One snippet of several members of a section (or of a parent section, under `breadcrumb`): its
+ * prose as the description of its code.
+ */
+function mergeSection(members: StoredSnippet[], breadcrumb?: readonly string[]): ContextSnippet {
+  const first = breadcrumb ? { ...members[0], breadcrumb: [...breadcrumb] } : members[0];
   const code = members.filter((s) => s.type === 'code');
   const info = members.filter((s) => s.type === 'info');
   const heading = first.breadcrumb[first.breadcrumb.length - 1] ?? first.pageTitle;

@@ -97,6 +97,11 @@ export interface StoredSnippet extends Snippet {
 export interface SearchHit {
   snippet: StoredSnippet;
   score: number;
+  /**
+   * When the hit belongs to a parent section answered as one unit (a heading with all its
+   * subsections): the key grouping that unit's hits and its heading path.
+   */
+  unit?: { key: string; breadcrumb: readonly string[] };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,12 +17,23 @@ import { codeIdentifiers, tokenize } from './tokenize.ts';
 export interface IndexedSnippet
   extends Pick<Snippet, 'type' | 'title' | 'description' | 'code' | 'content' | 'breadcrumb' | 'pageTitle' | 'sourcePath'> {
   id: number;
+  /** Size estimate; parent sections larger than `parentMaxTokens` are not made units. */
+  tokens?: number;
+}
+
+/** A parent section returned as one unit: the key that groups its snippets and its heading path. */
+export interface UnitRef {
+  key: string;
+  breadcrumb: readonly string[];
 }
 
 export interface LexicalIndex {
   readonly size: number;
-  /** Best first; at most `limit` results; ids are the snippets' ids. */
-  search(query: string, limit: number): Array<{ id: number; score: number }>;
+  /**
+   * Best first; at most `limit` results; ids are the snippets' ids. A result with `unit` belongs
+   * to a parent section (a heading with all its subsections) answered as one unit.
+   */
+  search(query: string, limit: number): Array<{ id: number; score: number; unit?: UnitRef }>;
 }
 
 export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path';
@@ -40,6 +51,18 @@ export interface Bm25Params {
   dropFillers: boolean;
   /** Weight (relative to the asked word) of the general synonyms added to a question. 0 = off. */
   synonymWeight: number;
+  /**
+   * Parent sections (a heading with the text of all its subsections) are ranked too, their score
+   * times this weight, and answered as one unit in place of their children. 0 = off.
+   */
+  parentWeight: number;
+  /** Shallowest heading-path depth made a parent unit (1 = the whole page, 2 = its H2s). */
+  parentMinDepth: number;
+  /**
+   * Largest parent unit (sum of its snippets' tokens): a bigger one would be cut down in the
+   * answer to parts spread over its span, so its children are answered instead.
+   */
+  parentMaxTokens: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -56,6 +79,9 @@ export const DEFAULT_BM25: Bm25Params = {
   idfPower: 0.7,
   dropFillers: true,
   synonymWeight: 0.5,
+  parentWeight: 0.9,
+  parentMinDepth: 1,
+  parentMaxTokens: 800,
 };
 
 /** Groups of plain-English words documentation and questions use for the same thing. */
@@ -146,12 +172,40 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     params.k1,
   );
   const ids = snippets.map((s) => s.id);
+  const parents =
+    params.parentWeight > 0
+      ? findParents(sections, snippets, params.parentMinDepth).filter(
+          (p) => p.sections.reduce((n, k) => n + sections[k].reduce((m, i) => m + (snippets[i].tokens ?? 0), 0), 0) <= params.parentMaxTokens,
+        )
+      : [];
+  const parentFields: string[][][] = FIELD_ORDER.map(() => []);
+  for (const p of parents) {
+    const depth = p.ref.breadcrumb.length;
+    parentFields[0].push(tokenize(p.ref.breadcrumb[depth - 1]));
+    parentFields[1].push(tokenize(p.ref.breadcrumb.slice(0, -1).join(' \n ')));
+    const code: string[] = [];
+    const prose: string[] = [];
+    for (const sec of p.sections) {
+      const crumbs = snippets[sections[sec][0]].breadcrumb;
+      if (crumbs.length > depth) prose.push(...tokenize(crumbs.slice(depth).join(' \n ')));
+      code.push(...fields[2][sec]);
+      prose.push(...fields[3][sec]);
+    }
+    parentFields[2].push(code);
+    parentFields[3].push(prose);
+    parentFields[4].push(fields[4][p.sections[0]]);
+  }
+  const parentBm25 = buildBm25f(
+    parentFields,
+    FIELD_ORDER.map((f) => params.fields[f]),
+    params.k1,
+  );
 
   // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
   const termNo = new Map<string, number>();
   const own: Int32Array[] = [];
   for (const members of sections) {
-    if (members.length === 1) {
+    if (members.length === 1 && parents.length === 0) {
       own[members[0]] = new Int32Array(0);
       continue;
     }
@@ -197,10 +251,11 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         touched,
         weighted.map((q) => q.w * Math.pow(bm25.idf(q.t), params.idfPower - 1)),
       );
-      if (params.headingCoverage > 0) {
+      const coverHeadings = (heads: string[][], docs: readonly number[], into: Float64Array) => {
+        if (params.headingCoverage <= 0) return;
         const asked = new Set(terms);
-        for (const sec of touched) {
-          const head = fields[0][sec];
+        for (const d of docs) {
+          const head = heads[d];
           if (head.length === 0) continue;
           let all = 0;
           let hit = 0;
@@ -209,9 +264,10 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
             all += w;
             if (asked.has(t)) hit += w;
           }
-          if (hit > 0) scores[sec] += params.headingCoverage * hit * (hit / all);
+          if (hit > 0) into[d] += params.headingCoverage * hit * (hit / all);
         }
-      }
+      };
+      coverHeadings(fields[0], touched, scores);
       if (params.neighbourWeight > 0) {
         // A section next to one that matches well often holds the answer the question words
         // only circle around (the example after the explanation, the option after the intro).
@@ -224,14 +280,40 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           }
         }
       }
-      touched.sort((a, b) => scores[b] - scores[a] || a - b);
+      // Units: every touched section, and every touched parent (length-normalised by its own
+      // field averages, weighed by parentWeight). Best first; a unit overlapping one already
+      // taken is skipped, so a parent that beats its children replaces them.
+      const order: Array<{ score: number; sec: number; par: number }> = touched.map((sec) => ({ score: scores[sec], sec, par: -1 }));
+      if (parents.length > 0) {
+        const pscores = new Float64Array(parents.length);
+        const ptouched: number[] = [];
+        parentBm25.accumulate(
+          weighted.map((q) => q.t),
+          pscores,
+          ptouched,
+          // The sections' idf, so a parent and its children weigh a word alike.
+          weighted.map((q) => {
+            const pidf = parentBm25.idf(q.t);
+            return pidf > 0 ? (q.w * Math.pow(bm25.idf(q.t), params.idfPower)) / pidf : 0;
+          }),
+        );
+        coverHeadings(parentFields[0], ptouched, pscores);
+        for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
+      }
+      order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
       const asked = terms.flatMap((t) => (termNo.has(t) ? [{ no: termNo.get(t)!, idf: bm25.idf(t) }] : []));
       const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
-      const out: Array<{ id: number; score: number }> = [];
-      for (const sec of touched) {
-        const members = sections[sec].length === 1 ? sections[sec] : sections[sec].map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
+      const out: Array<{ id: number; score: number; unit?: UnitRef }> = [];
+      const taken = new Uint8Array(sections.length);
+      for (const u of order) {
+        const secs = u.par >= 0 ? parents[u.par].sections : [u.sec];
+        if (secs.some((k) => taken[k])) continue;
+        for (const k of secs) taken[k] = 1;
+        const all = secs.length === 1 ? sections[secs[0]] : secs.flatMap((k) => sections[k]);
+        const members = all.length === 1 ? all : all.map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
+        const unit = u.par >= 0 ? parents[u.par].ref : undefined;
         for (const i of members) {
-          out.push({ id: ids[i], score: scores[sec] });
+          out.push(unit ? { id: ids[i], score: u.score, unit } : { id: ids[i], score: u.score });
           if (out.length >= limit) return out;
         }
       }
@@ -240,4 +322,37 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   };
 }
 
+interface Parent {
+  /** Indexes of its sections (consecutive). */
+  sections: number[];
+  ref: UnitRef;
+}
 
+/**
+ * The parent sections of a build: for each heading path of at least `minDepth` headings, the run
+ * of consecutive sections of one file under it, when that is more than one section or a section
+ * deeper than the heading (a heading with no text of its own over one subsection).
+ */
+function findParents(sections: readonly number[][], snippets: readonly IndexedSnippet[], minDepth: number): Parent[] {
+  const out: Parent[] = [];
+  const open = new Map<string, Parent>();
+  const deepest = new Map<Parent, number>();
+  for (let k = 0; k < sections.length; k++) {
+    const first = snippets[sections[k][0]];
+    const crumbs = first.breadcrumb;
+    for (let d = Math.max(1, minDepth); d <= crumbs.length; d++) {
+      const key = first.sourcePath + '\u0000' + crumbs.slice(0, d).join('\u0001') + '\u0002p';
+      const p = open.get(key);
+      if (p && p.sections[p.sections.length - 1] === k - 1) {
+        p.sections.push(k);
+        deepest.set(p, Math.max(deepest.get(p)!, crumbs.length));
+      } else {
+        const np: Parent = { sections: [k], ref: { key, breadcrumb: crumbs.slice(0, d) } };
+        open.set(key, np);
+        deepest.set(np, crumbs.length);
+        out.push(np);
+      }
+    }
+  }
+  return out.filter((p) => p.sections.length > 1 || deepest.get(p)! > p.ref.breadcrumb.length);
+}

@@ -666,7 +666,7 @@ export class EmbeddedStore implements Store {
     const hits: SearchHit[] = [];
     for (const r of build.index.search(query, n)) {
       const snippet = build.byId.get(r.id);
-      if (snippet) hits.push({ snippet, score: r.score });
+      if (snippet) hits.push(r.unit ? { snippet, score: r.score, unit: r.unit } : { snippet, score: r.score });
     }
     return hits;
   }

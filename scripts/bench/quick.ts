@@ -54,7 +54,7 @@ const indexes = new Map([...snippets].map(([c, list]) => [c, { index: buildLexic
 for (const q of questions) {
   const { index, byId } = indexes.get(q.corpus)!;
   const t = performance.now();
-  const hits: SearchHit[] = index.search(q.question, CANDIDATES).map((r) => ({ snippet: byId.get(r.id)!, score: r.score }));
+  const hits: SearchHit[] = index.search(q.question, CANDIDATES).map((r) => ({ snippet: byId.get(r.id)!, score: r.score, ...(r.unit ? { unit: r.unit } : {}) }));
   const picked = assembleContext(hits, q.question, 5000, assembly);
   searchMs.push(performance.now() - t);
   tokens.push(picked.reduce((n, s) => n + s.tokens, 0));

@@ -124,6 +124,44 @@ describe('BM25F scoring', () => {
   });
 });
 
+describe('parent sections', () => {
+  // A page whose answer is split over two subsections of "Upgrade", another page about one part.
+  const page = () => [
+    snip({ breadcrumb: ['Guide', 'Intro'], sourcePath: 'g.md', content: 'Welcome to the guide about servers.', lineStart: 1, lineEnd: 4 }),
+    snip({ breadcrumb: ['Guide', 'Upgrade'], sourcePath: 'g.md', content: 'Upgrading to version three takes two steps.', lineStart: 5, lineEnd: 8 }),
+    snip({ breadcrumb: ['Guide', 'Upgrade', 'Step one'], sourcePath: 'g.md', content: 'Rename the plugins option.', lineStart: 9, lineEnd: 12 }),
+    snip({ breadcrumb: ['Guide', 'Upgrade', 'Step two'], sourcePath: 'g.md', content: 'Replace the hooks callback with async functions.', lineStart: 13, lineEnd: 20 }),
+    snip({ breadcrumb: ['Guide', 'Other'], sourcePath: 'g.md', content: 'Unrelated words about logging.', lineStart: 21, lineEnd: 25 }),
+    snip({ breadcrumb: ['Plugins'], sourcePath: 'p.md', content: 'The plugins option lists plugins.', lineStart: 1, lineEnd: 3 }),
+  ];
+
+  test('a parent matching better than its subsections is returned as one unit covering them', () => {
+    const list = page();
+    const hits = buildLexicalIndex(list).search('upgrade version three: rename plugins option and async hooks', 20);
+    const first = hits[0].unit;
+    assert.ok(first, 'the first hit belongs to a parent unit');
+    assert.deepEqual(first.breadcrumb, ['Guide', 'Upgrade']);
+    const inUnit = hits.filter((h) => h.unit?.key === first.key).map((h) => h.id).sort((a, b) => a - b);
+    assert.deepEqual(inUnit, [list[1].id, list[2].id, list[3].id]);
+    // No snippet comes twice (its own section is not repeated after the parent).
+    assert.equal(new Set(hits.map((h) => h.id)).size, hits.length);
+    const byId = new Map(list.map((s) => [s.id, s]));
+    const out = assembleContext(hits.map((h) => ({ snippet: byId.get(h.id)!, score: h.score, ...(h.unit ? { unit: h.unit } : {}) })), 'upgrade plugins hooks', 5000);
+    assert.deepEqual([out[0].sourcePath, out[0].lineStart, out[0].lineEnd], ['g.md', 5, 20]);
+    assert.deepEqual(out[0].breadcrumb, ['Guide', 'Upgrade']);
+    assert.ok(out[0].content.includes('Rename the plugins option') && out[0].content.includes('async functions'));
+  });
+
+  test('a question about one subsection still gets that subsection; parents over the token cap and parentWeight 0 are off', () => {
+    const list = page();
+    const one = buildLexicalIndex(list).search('rename the plugins option', 20);
+    assert.equal(one[0].unit, undefined);
+    const q = 'upgrade version three: rename plugins option and async hooks';
+    assert.ok(buildLexicalIndex(list, { ...DEFAULT_BM25, parentWeight: 0 }).search(q, 20).every((h) => h.unit === undefined));
+    assert.ok(buildLexicalIndex(list, { ...DEFAULT_BM25, parentMaxTokens: 5 }).search(q, 20).every((h) => h.unit === undefined));
+  });
+});
+
 describe('context assembly', () => {
   const hit = (snippet: StoredSnippet, score: number): SearchHit => ({ snippet, score });
 
