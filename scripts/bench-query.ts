@@ -16,6 +16,7 @@ import { createKernel } from '../core/kernel.ts';
 import { createConsoleLogger } from '../core/services.ts';
 import { addLibrary, runIngestJob } from '../core/ingest.ts';
 import { createApp } from '../server/app.ts';
+import { benchApiKey } from './bench/api-key.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
   console.log(`${'total'.padEnd(10)} ${String(sum('files')).padStart(6)} ${String(sum('snippets')).padStart(9)} ${String(sum('bytes')).padStart(9)} ${String(totalMs).padStart(10)}`);
 
   const largest = rows.reduce((a, b) => (b.snippets > a.snippets ? b : a));
+  const apiKey = await benchApiKey(kernel);
   const { app } = createApp(kernel);
   const server = createServer(app.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -94,7 +96,9 @@ async function main(): Promise<void> {
   const questions = largest.name === 'python' ? PYTHON_QUESTIONS : PYTHON_QUESTIONS.map((q) => `${largest.name} ${q}`);
   const ask = async (q: string) => {
     const t = performance.now();
-    const res = await fetch(`${base}/api/v2/context?${new URLSearchParams({ libraryId: `/docs/${largest.name}`, query: q, type: 'json' })}`);
+    const res = await fetch(`${base}/api/v2/context?${new URLSearchParams({ libraryId: `/docs/${largest.name}`, query: q, type: 'json' })}`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     await res.arrayBuffer();
     if (!res.ok) throw new Error(`${res.status} for ${q}`);
     return performance.now() - t;

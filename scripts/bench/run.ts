@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { StoredSnippet } from '../../core/contracts.ts';
 import { defaultConfigPath } from '../../core/config.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { benchApiKey } from './api-key.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
@@ -111,9 +111,7 @@ async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<stri
     ingest.total = total;
     // Questions go with a key of the most generous plan, as a client of the service would, so
     // the anonymous rate limit does not cut the run short.
-    const plans = kernel.config.rateLimits.plans;
-    const plan = Object.keys(plans).sort((a, b) => plans[b].requests - plans[a].requests)[0];
-    apiKey = (await createApiKey(kernel.store, { name: 'bench', plan }, { names: Object.keys(plans), defaultPlan: kernel.config.rateLimits.defaultPlan })).key;
+    apiKey = await benchApiKey(kernel);
   } finally {
     await kernel.close();
   }
