@@ -18,7 +18,8 @@ export function deriveOpenApiId(spec: Record<string, unknown>): string {
     throw new RefdeskError('invalid_request', 'The OpenAPI spec "url" is not a valid absolute URL.');
   }
   const clean = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[._-]+|[-]+$/g, '');
-  const host = clean(url.hostname.toLowerCase().replace(/\./g, '_'));
+  // A non-default port is part of the name, so two APIs on one host do not share an ID.
+  const host = clean(url.hostname.toLowerCase().replace(/\./g, '_')) + (url.port ? `_${url.port}` : '');
   const segments = url.pathname
     .split('/')
     .map((s) => {

@@ -10,7 +10,7 @@ test('kernel: add an llms.txt library, ingest it, answer a question from a linke
   const site = await startDenoSite(t);
   const kernel = await networkKernel(t, { 'source-llms-txt': { llmstxt: { retryBaseDelayMs: 5 } } });
   const { library, job } = await addLibrary(kernel, { source: 'llmstxt', spec: { url: `${site.base}/llms.txt` } });
-  assert.equal(library.id, '/llmstxt/127_0_0_1-llms.txt');
+  assert.equal(library.id, `/llmstxt/127_0_0_1_${new URL(site.base).port}-llms.txt`);
   const done = await runIngestJob(kernel, job.id);
   assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
   assert.equal(done.progress.files, 33);

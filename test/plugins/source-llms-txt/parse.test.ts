@@ -144,7 +144,8 @@ describe('page URLs and paths', () => {
   test('deriveId: /llmstxt/<host with . as _>-<last segment>', () => {
     assert.equal(deriveLlmsTxtId({ url: 'https://docs.deno.com/llms.txt' }), '/llmstxt/docs_deno_com-llms.txt');
     assert.equal(deriveLlmsTxtId({ url: 'https://www.fastht.ml/docs/llms-ctx-full.txt' }), '/llmstxt/www_fastht_ml-llms-ctx-full.txt');
-    assert.equal(deriveLlmsTxtId({ url: 'http://127.0.0.1:8080/' }), '/llmstxt/127_0_0_1');
+    assert.equal(deriveLlmsTxtId({ url: 'http://127.0.0.1:8080/' }), '/llmstxt/127_0_0_1_8080', 'a non-default port is part of the name');
+    assert.equal(deriveLlmsTxtId({ url: 'https://docs.deno.com:443/llms.txt' }), '/llmstxt/docs_deno_com-llms.txt', 'a default port is not');
     assert.throws(() => deriveLlmsTxtId({ url: 'not a url' }), /absolute http\(s\) URL/);
   });
 });

@@ -62,7 +62,7 @@ describe('source-openapi through the kernel', { skip: hasCorpora ? false : 'shar
   test('addLibrary + runIngestJob + getContext: "how do I create a chat completion" answers with that operation', async () => {
     const url = `${server.base}/openai/openapi.yaml`;
     const { library, job } = await addLibrary(kernel, { source: 'openapi', spec: { url } });
-    assert.equal(library.id, '/openapi/127_0_0_1_openai_openapi.yaml');
+    assert.equal(library.id, `/openapi/127_0_0_1_${new URL(server.base).port}_openai_openapi.yaml`);
     const done = await runIngestJob(kernel, job.id);
     assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
     assert.equal(done.progress.files, 38);
