@@ -4,6 +4,7 @@
  * caller says so, e.g. out of scope), retries network errors, time-outs, 429 and 5xx with a
  * doubling back-off, and reads the body as text in the charset the server names.
  */
+import { gunzipSync } from 'node:zlib';
 import type { Fetch } from '../../core/contracts.ts';
 import { isRefdeskError } from '../../core/errors.ts';
 import { HostThrottle, sleep } from './host-throttle.ts';
@@ -59,7 +60,13 @@ function charsetOf(contentType: string): string {
   return m ? m[1] : 'utf-8';
 }
 
-function decode(bytes: ArrayBuffer, contentType: string): string {
+/** The sitemaps protocol caps a sitemap at 50 MB uncompressed; a gzip body may not inflate past it. */
+const MAX_INFLATED_BYTES = 50 * 1024 * 1024;
+
+/** The body as text; a gzip body (a `sitemap.xml.gz`, served without Content-Encoding) is inflated first. */
+function decode(raw: ArrayBuffer, contentType: string): string {
+  let bytes: Uint8Array = new Uint8Array(raw);
+  if (bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes, { maxOutputLength: MAX_INFLATED_BYTES });
   try {
     return new TextDecoder(charsetOf(contentType)).decode(bytes);
   } catch {
