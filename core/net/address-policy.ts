@@ -13,7 +13,10 @@ import { RefdeskError } from '../errors.ts';
 export interface NetworkPolicy {
   /** Host names, IP addresses or CIDR ranges that may be fetched even when private. */
   allowHosts: string[];
-  /** Turns the address checks off altogether (a trusted single-user machine). */
+  /**
+   * Turns the private-address checks off (a trusted single-user machine). Cloud-metadata
+   * addresses stay refused unless allowHosts names them.
+   */
   allowPrivateNetworks: boolean;
   /** Largest response body read from a user-given URL, in bytes. */
   maxResponseBytes: number;
@@ -42,6 +45,7 @@ const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['240.0.0.0', 4, 'ipv4', 'a reserved address'],
   ['::', 128, 'ipv6', 'an unspecified address'],
   ['::1', 128, 'ipv6', 'a loopback address'],
+  ['::', 96, 'ipv6', 'an IPv4-compatible address'],
   ['fc00::', 7, 'ipv6', 'a private address'],
   ['fe80::', 10, 'ipv6', 'a link-local address'],
   ['ff00::', 8, 'ipv6', 'a multicast address'],
@@ -50,11 +54,31 @@ const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
 const METADATA = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254']);
 const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata', 'instance-data']);
 
+/**
+ * An address in the form the range checks use: brackets and zone dropped, lower case, and an
+ * IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, or `::ffff:7f00:1` as URLs write it) as IPv4.
+ */
+function normalizeAddress(address: string): string {
+  const ip = address.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
+  if (dotted) return dotted[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(ip);
+  if (hex) {
+    const hi = parseInt(hex[1], 16);
+    const lo = parseInt(hex[2], 16);
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return ip;
+}
+
+/** True for the cloud-metadata addresses (AWS, GCP, Azure, Alibaba, ECS), IPv4-mapped ones too. */
+function isMetadata(address: string): boolean {
+  return METADATA.has(normalizeAddress(address));
+}
+
 /** Why an address may not be fetched, or null when it is public. */
 export function blockedAddressReason(address: string): string | null {
-  let ip = address.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(ip);
-  if (mapped) ip = mapped[1];
+  const ip = normalizeAddress(address);
   const family = isIP(ip);
   if (family === 0) return 'not an IP address';
   if (METADATA.has(ip)) return 'a cloud metadata address';
@@ -116,14 +140,16 @@ export async function assertUrlAllowed(
   const allow = allowList(policy);
   const lookup = options.lookup ?? systemLookup;
   if (isIP(host)) {
-    if (policy.allowPrivateNetworks || isAllowedIp(allow.ips, host)) return [{ address: host, family: isIP(host) }];
+    if (isAllowedIp(allow.ips, host)) return [{ address: host, family: isIP(host) }];
+    if (policy.allowPrivateNetworks && !isMetadata(host)) return [{ address: host, family: isIP(host) }];
     const reason = blockedAddressReason(host);
     if (reason) throw refused(host, reason);
     return [{ address: host, family: isIP(host) }];
   }
   const named = allow.names.has(host);
-  if (!named && !policy.allowPrivateNetworks && (METADATA_NAMES.has(host) || host === 'localhost' || host.endsWith('.localhost'))) {
-    throw refused(host, host.includes('metadata') || host === 'instance-data' ? 'a cloud metadata host' : 'a loopback address');
+  if (!named && METADATA_NAMES.has(host)) throw refused(host, 'a cloud metadata host');
+  if (!named && !policy.allowPrivateNetworks && (host === 'localhost' || host.endsWith('.localhost'))) {
+    throw refused(host, 'a loopback address');
   }
   let addrs: Array<{ address: string; family: number }>;
   try {
@@ -132,7 +158,12 @@ export async function assertUrlAllowed(
     throw new RefdeskError('invalid_source', `The host "${host}" could not be resolved.`);
   }
   if (addrs.length === 0) throw new RefdeskError('invalid_source', `The host "${host}" has no addresses.`);
-  if (named || policy.allowPrivateNetworks) return addrs;
+  if (named) return addrs;
+  if (policy.allowPrivateNetworks) {
+    const meta = addrs.find((a) => isMetadata(a.address) && !isAllowedIp(allow.ips, a.address));
+    if (meta) throw refused(host, `a cloud metadata address (${meta.address})`);
+    return addrs;
+  }
   for (const a of addrs) {
     if (isAllowedIp(allow.ips, a.address)) continue;
     const reason = blockedAddressReason(a.address);

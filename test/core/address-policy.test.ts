@@ -24,6 +24,11 @@ test('URLs are checked after DNS resolution, with the operator allow list', asyn
   await assert.rejects(assertUrlAllowed('http://v6.example.com/', policy(), { lookup }), /loopback/);
   await assert.rejects(assertUrlAllowed('http://127.0.0.1:8080/', policy(), { lookup }), /loopback/);
   await assert.rejects(assertUrlAllowed('http://[::1]/', policy(), { lookup }), /loopback/);
+  // IPv4-mapped IPv6, which URLs normalise to hex (::ffff:7f00:1), is checked as the IPv4 it maps.
+  await assert.rejects(assertUrlAllowed('http://[::ffff:127.0.0.1]/', policy(), { lookup }), /loopback/);
+  await assert.rejects(assertUrlAllowed('http://[::ffff:7f00:1]/', policy(), { lookup }), /loopback/);
+  await assert.rejects(assertUrlAllowed('http://[::ffff:a9fe:a9fe]/', policy(), { lookup }), /metadata/);
+  await assert.rejects(assertUrlAllowed('http://[::127.0.0.1]/', policy(), { lookup }), /IPv4-compatible|loopback/);
   await assert.rejects(assertUrlAllowed('http://localhost/', policy(), { lookup }), /loopback/);
   await assert.rejects(assertUrlAllowed('http://metadata.google.internal/', policy(), { lookup }), /metadata/);
   await assert.rejects(assertUrlAllowed('http://169.254.169.254/latest', policy(), { lookup }), /metadata/);
@@ -38,4 +43,14 @@ test('URLs are checked after DNS resolution, with the operator allow list', asyn
   assert.ok(await assertUrlAllowed('http://127.0.0.1:9/', policy({ allowHosts: ['127.0.0.1'] }), { lookup }));
   await assert.rejects(assertUrlAllowed('http://127.0.0.2:9/', policy({ allowHosts: ['127.0.0.1'] }), { lookup }), /loopback/);
   assert.ok(await assertUrlAllowed('http://localhost:9/', policy({ allowPrivateNetworks: true }), { lookup: fakeDns({ localhost: ['127.0.0.1'] }) }));
+  // Turning the private checks off still refuses cloud metadata, unless the operator names it.
+  await assert.rejects(assertUrlAllowed('http://169.254.169.254/latest', policy({ allowPrivateNetworks: true }), { lookup }), /metadata/);
+  await assert.rejects(assertUrlAllowed('http://[::ffff:169.254.169.254]/', policy({ allowPrivateNetworks: true }), { lookup }), /metadata/);
+  await assert.rejects(assertUrlAllowed('http://metadata.google.internal/', policy({ allowPrivateNetworks: true }), { lookup }), /metadata/);
+  await assert.rejects(
+    assertUrlAllowed('http://meta.example.com/', policy({ allowPrivateNetworks: true }), { lookup: fakeDns({ 'meta.example.com': ['169.254.169.254'] }) }),
+    /cloud metadata address \(169\.254\.169\.254\)/,
+  );
+  assert.ok(await assertUrlAllowed('http://169.254.169.254/', policy({ allowPrivateNetworks: true, allowHosts: ['169.254.169.254'] }), { lookup }));
+  assert.ok(await assertUrlAllowed('http://10.1.2.3/', policy({ allowPrivateNetworks: true }), { lookup }));
 });
