@@ -1,15 +1,14 @@
 import { posix } from 'node:path';
 import semver from 'semver';
-import type { Fetch, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
+import type { SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../../core/net/address-policy.ts';
 import { readTarGz, type ArchiveFile } from './archive.ts';
 import { dtsToMarkdown, relativeImports } from './dts-api.ts';
 import { checkNpmName, npmPackageUrl, registryBase } from './names.ts';
 import { decodeText, docOrder, isDeclaration, isNpmDoc, isReadme, sha256, toDocument } from './package-docs.ts';
-import { download, getJson, npmDigest, registryEnv } from './registry-http.ts';
-import { DEFAULT_PACKAGE_OPTIONS, type PackageOptions } from './schema.ts';
-import { allUnchanged, resolveOptions } from './shared.ts';
+import { download, getJson, npmDigest } from './registry-http.ts';
+import { DEFAULT_PACKAGE_OPTIONS } from './schema.ts';
+import { allUnchanged, RegistrySource } from './shared.ts';
 
 /** The parts of an npm registry package document (packument) we read. */
 export interface NpmPackument {
@@ -114,11 +113,6 @@ export function publicDeclarations(pkg: Record<string, unknown>, files: Map<stri
   return { paths: queue, truncated: false };
 }
 
-export interface NpmDeps {
-  fetch: Fetch;
-  policy?: NetworkPolicy;
-}
-
 /**
  * Reads an npm package as a library: the registry's package document (the abbreviated form
  * when the registry offers it), the tarball of the pinned version (or `dist-tags.latest`),
@@ -130,23 +124,14 @@ export interface NpmDeps {
  * Every document carries `meta.version` and `meta.integrity`: a refresh of the same tarball
  * yields every previous document as unchanged without downloading it again.
  */
-export class NpmSource implements Source {
-  readonly options: PackageOptions;
-  private readonly fetch: Fetch;
-  private readonly policy: NetworkPolicy;
-
-  constructor(options: Partial<PackageOptions> | undefined, deps: NpmDeps) {
-    this.options = resolveOptions(options);
-    this.fetch = deps.fetch;
-    this.policy = deps.policy ?? DEFAULT_NETWORK_POLICY;
-  }
+export class NpmSource extends RegistrySource {
 
   async *read(ctx: SourceContext): AsyncGenerator<SourceDocument> {
     const name = checkNpmName(ctx.spec.name);
     const registry = registryBase(ctx.spec.registry, this.options.npmRegistry ?? DEFAULT_PACKAGE_OPTIONS.npmRegistry, 'npm registry URL');
     ctx.signal.throwIfAborted();
     const o = this.options;
-    const env = registryEnv(this.fetch, Math.min(o.maxDownloadBytes, this.policy.maxResponseBytes), o.retryAttempts, o.retryBaseDelayMs, ctx);
+    const env = this.registry(ctx);
 
     ctx.progress({ message: `reading the npm registry for ${name}` });
     const docUrl = npmPackageUrl(registry, name);

@@ -6,16 +6,17 @@
  */
 import type { Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { NpmSource, type NpmDeps } from './npm-source.ts';
+import { NpmSource } from './npm-source.ts';
 import { PypiSource } from './pypi-source.ts';
 import { resolvePackageSource } from './resolve-package.ts';
 import type { PackageOptions } from './schema.ts';
+import type { RegistryDeps } from './shared.ts';
 
 export class PackagesSource implements Source {
   private readonly npm: NpmSource;
   private readonly pypi: PypiSource;
 
-  constructor(options: Partial<PackageOptions> | undefined, private readonly deps: NpmDeps) {
+  constructor(options: Partial<PackageOptions> | undefined, private readonly deps: RegistryDeps) {
     this.npm = new NpmSource(options, deps);
     this.pypi = new PypiSource(options, deps);
   }

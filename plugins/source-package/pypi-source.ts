@@ -1,14 +1,12 @@
 import semver from 'semver';
-import type { Fetch, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
+import type { SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../../core/net/address-policy.ts';
 import { readTarGz, readZip, type ArchiveRead } from './archive.ts';
 import { normalizePypiName, pypiJsonUrl, registryBase } from './names.ts';
 import { decodeText, docOrder, isPypiDoc, isReadme, sha256, toDocument } from './package-docs.ts';
-import { download, getJson, registryEnv, type Digest } from './registry-http.ts';
+import { download, getJson, type Digest } from './registry-http.ts';
 import { rstToMarkdown } from './rst.ts';
-import type { PackageOptions } from './schema.ts';
-import { allUnchanged, resolveOptions } from './shared.ts';
+import { allUnchanged, RegistrySource } from './shared.ts';
 
 /** A file of a release in the PyPI JSON API. */
 export interface PypiFile {
@@ -66,11 +64,6 @@ function pickArchive(files: PypiFile[]): { file: PypiFile; kind: 'sdist' | 'whee
   return wheel ? { file: wheel, kind: 'wheel' } : null;
 }
 
-export interface PypiDeps {
-  fetch: Fetch;
-  policy?: NetworkPolicy;
-}
-
 /**
  * Reads a PyPI project as a library: the JSON API (`<index>/pypi/<name>/json`, or
  * `/<version>/json` when pinned), the long description (markdown, or reStructuredText converted
@@ -81,23 +74,14 @@ export interface PypiDeps {
  * Every document carries `meta.version` and `meta.sha256` (of the archive): a refresh of the
  * same release yields every previous document as unchanged without downloading it.
  */
-export class PypiSource implements Source {
-  readonly options: PackageOptions;
-  private readonly fetch: Fetch;
-  private readonly policy: NetworkPolicy;
-
-  constructor(options: Partial<PackageOptions> | undefined, deps: PypiDeps) {
-    this.options = resolveOptions(options);
-    this.fetch = deps.fetch;
-    this.policy = deps.policy ?? DEFAULT_NETWORK_POLICY;
-  }
+export class PypiSource extends RegistrySource {
 
   async *read(ctx: SourceContext): AsyncGenerator<SourceDocument> {
     const name = normalizePypiName(ctx.spec.name);
     const index = registryBase(ctx.spec.index, this.options.pypiIndex, 'PyPI index URL');
     ctx.signal.throwIfAborted();
     const o = this.options;
-    const env = registryEnv(this.fetch, Math.min(o.maxDownloadBytes, this.policy.maxResponseBytes), o.retryAttempts, o.retryBaseDelayMs, ctx);
+    const env = this.registry(ctx);
 
     ctx.progress({ message: `reading the PyPI index for ${name}` });
     const pinned = ctx.version.replace(/^v(?=\d)/, '');
