@@ -51,6 +51,12 @@ const RANGES: Array<[string, number, 'ipv4' | 'ipv6', string]> = [
   ['ff00::', 8, 'ipv6', 'a multicast address'],
   ['64:ff9b::', 96, 'ipv6', 'a NAT64 address'],
 ];
+/** One BlockList per range, built once (a check runs for every request and redirect hop). */
+const RANGE_LISTS = RANGES.map(([net, prefix, type, reason]) => {
+  const list = new BlockList();
+  list.addSubnet(net, prefix, type);
+  return { type, reason, list };
+});
 const METADATA = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254']);
 const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata', 'instance-data']);
 
@@ -82,12 +88,8 @@ export function blockedAddressReason(address: string): string | null {
   const family = isIP(ip);
   if (family === 0) return 'not an IP address';
   if (METADATA.has(ip)) return 'a cloud metadata address';
-  for (const [net, prefix, type, reason] of RANGES) {
-    if ((type === 'ipv4') !== (family === 4)) continue;
-    const list = new BlockList();
-    list.addSubnet(net, prefix, type);
-    if (list.check(ip, type)) return reason;
-  }
+  const type = family === 4 ? 'ipv4' : 'ipv6';
+  for (const range of RANGE_LISTS) if (range.type === type && range.list.check(ip, type)) return range.reason;
   return null;
 }
 
