@@ -10,6 +10,7 @@ import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
 import { validate } from './validate.ts';
 import { openSpec, sealSpec } from './secrets.ts';
+import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -41,6 +42,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   let spec = structuredClone(input.spec);
   const problems = validate(entry.def.specSchema, spec, 'spec');
   if (problems.length > 0) throw new RefdeskError('invalid_request', `Invalid ${input.source} source parameters: ${problems.join('; ')}`);
+  await refuseLiteralPrivateUrls(spec, kernel.config.network);
   if (entry.source.prepare) {
     spec = await entry.source.prepare(spec);
     const again = validate(entry.def.specSchema, spec, 'spec');

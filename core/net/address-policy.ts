@@ -180,3 +180,23 @@ function refused(host: string, reason: string): RefdeskError {
     `Refusing to fetch from "${host}": it is ${reason}. An operator can allow an internal host with network.allowHosts in the config.`,
   );
 }
+
+/**
+ * The checks that need no DNS, for the moment a library is added: every http(s) URL among a
+ * spec's top-level strings whose host is a literal IP, localhost or a metadata name is refused
+ * at once (403). Names that must be resolved are left to the guarded fetch, which checks them
+ * again on every request of the job.
+ */
+export async function refuseLiteralPrivateUrls(spec: Record<string, unknown>, policy: NetworkPolicy): Promise<void> {
+  const noDns: Lookup = async () => {
+    throw new Error('not resolved at add time');
+  };
+  for (const value of Object.values(spec)) {
+    if (typeof value !== 'string' || !/^https?:\/\//i.test(value)) continue;
+    try {
+      await assertUrlAllowed(value, policy, { lookup: noDns });
+    } catch (e) {
+      if (e instanceof RefdeskError && e.code === 'forbidden') throw e;
+    }
+  }
+}

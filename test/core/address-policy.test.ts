@@ -54,3 +54,14 @@ test('URLs are checked after DNS resolution, with the operator allow list', asyn
   assert.ok(await assertUrlAllowed('http://169.254.169.254/', policy({ allowPrivateNetworks: true, allowHosts: ['169.254.169.254'] }), { lookup }));
   assert.ok(await assertUrlAllowed('http://10.1.2.3/', policy({ allowPrivateNetworks: true }), { lookup }));
 });
+
+test('at add time, URLs with a literal private, loopback or metadata host are refused without DNS', async () => {
+  const { refuseLiteralPrivateUrls } = await import('../../core/net/address-policy.ts');
+  for (const url of ['http://169.254.169.254/latest', 'http://127.0.0.1:8080/docs', 'http://localhost/', 'https://[::ffff:7f00:1]/', 'http://metadata.google.internal/']) {
+    await assert.rejects(refuseLiteralPrivateUrls({ url }, policy()), (e: any) => e.code === 'forbidden', url);
+  }
+  // Names are left to the guarded fetch (no DNS here); other fields and schemes are not URLs to fetch.
+  await refuseLiteralPrivateUrls({ url: 'https://docs.example.com/', siteUrl: 'https://wiki.example.com', branch: 'main', ssh: 'ssh://10.0.0.1/x.git' }, policy());
+  await refuseLiteralPrivateUrls({ url: 'http://127.0.0.1:8080/' }, policy({ allowHosts: ['127.0.0.1'] }));
+  await assert.rejects(refuseLiteralPrivateUrls({ siteUrl: 'http://10.0.0.7/confluence' }, policy()), /private address/);
+});

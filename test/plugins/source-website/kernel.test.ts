@@ -76,7 +76,14 @@ describe('a website library through the kernel', { skip: hasCorpora ? false : 's
   test('the default network policy refuses the same crawl of 127.0.0.1 with a clear forbidden error', async () => {
     const kernel = await open(config(dir, 'default.yaml', ''), 'data-default');
     const before = site.hits.length;
-    const { job } = await addLibrary(kernel, { source: 'website', spec: { url: `${site.origin}/docs/` } });
+    // Adding it is refused at once (the host is a literal loopback address), and nothing is stored.
+    await assert.rejects(addLibrary(kernel, { source: 'website', spec: { url: `${site.origin}/docs/` } }), (e: any) =>
+      e.code === 'forbidden' && /Refusing to fetch from "127\.0\.0\.1": it is a loopback address/.test(e.message),
+    );
+    assert.deepEqual(await kernel.store.listLibraries(), []);
+    // A library stored before (say, under another policy) fails its job the same way: the guarded fetch checks again.
+    await kernel.store.upsertLibrary({ id: '/websites/loopback_docs', title: 'loopback', description: '', branch: '', source: { kind: 'website', spec: { url: `${site.origin}/docs/` } } });
+    const job = await kernel.store.createJob({ libraryId: '/websites/loopback_docs', version: '', kind: 'website' });
     const done = await runIngestJob(kernel, job.id);
     assert.equal(done.state, 'failed');
     assert.equal(done.error!.code, 'forbidden');
