@@ -20,11 +20,12 @@ export interface AssemblyOptions {
   relativeCutoff: number;
   /** A section longer than this keeps only its parts that match the question best. */
   maxUnitTokens: number;
-  /** Most units in one answer. */
+  /** Most units in an answer of up to `unitsBudget` tokens; a larger budget allows proportionally more. */
   maxUnits: number;
+  unitsBudget: number;
 }
 
-export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.45, maxUnitTokens: 800, maxUnits: 10 };
+export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.45, maxUnitTokens: 800, maxUnits: 7, unitsBudget: 5000 };
 
 interface Unit {
   score: number;
@@ -47,8 +48,9 @@ export function assembleContext(hits: readonly SearchHit[], query: string, budge
   const out: ContextSnippet[] = [];
   let used = 0;
   let misses = 0;
+  const maxUnits = Math.max(options.maxUnits, Math.floor((options.maxUnits * budget) / options.unitsBudget));
   for (const unit of units) {
-    if (out.length >= options.maxUnits || unit.score < top * options.relativeCutoff) break;
+    if (out.length >= maxUnits || unit.score < top * options.relativeCutoff) break;
     const fresh = unit.members.filter((s) => !seen.has(contentKey(s)));
     if (fresh.length === 0) continue;
     const room = out.length === 0 ? Math.min(budget, options.maxUnitTokens) : options.maxUnitTokens;

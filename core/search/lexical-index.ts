@@ -63,6 +63,14 @@ export interface Bm25Params {
    * answer to parts spread over its span, so its children are answered instead.
    */
   parentMaxTokens: number;
+  /**
+   * A unit taken into the answer grows over the adjacent sections of its file that score at
+   * least this share of its score (whole sections, while the run stays within
+   * `mergeMaxTokens`), so the explanation, its example and the option next to it come as one
+   * contiguous snippet. 0 = off.
+   */
+  mergeRatio: number;
+  mergeMaxTokens: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -82,6 +90,8 @@ export const DEFAULT_BM25: Bm25Params = {
   parentWeight: 0.9,
   parentMinDepth: 1,
   parentMaxTokens: 800,
+  mergeRatio: 0.5,
+  mergeMaxTokens: 800,
 };
 
 /** Groups of plain-English words documentation and questions use for the same thing. */
@@ -172,6 +182,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     params.k1,
   );
   const ids = snippets.map((s) => s.id);
+  const secTokens = sections.map((m) => m.reduce((n, i) => n + (snippets[i].tokens ?? 0), 0));
   const parents =
     params.parentWeight > 0
       ? findParents(sections, snippets, params.parentMinDepth).filter(
@@ -305,13 +316,41 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
       const out: Array<{ id: number; score: number; unit?: UnitRef }> = [];
       const taken = new Uint8Array(sections.length);
+      /** The run of sections grown from `secs` over well-scoring untaken neighbours of its file. */
+      const grow = (secs: number[], score: number): number[] => {
+        let lo = secs[0];
+        let hi = secs[secs.length - 1];
+        let size = secs.reduce((n, k) => n + secTokens[k], 0);
+        for (;;) {
+          let pick = -1;
+          for (const k of [lo - 1, hi + 1]) {
+            if (k < 0 || k >= sections.length || pageOf[k] !== pageOf[lo] || taken[k]) continue;
+            if (scores[k] < params.mergeRatio * score || size + secTokens[k] > params.mergeMaxTokens) continue;
+            if (pick < 0 || scores[k] > scores[pick]) pick = k;
+          }
+          if (pick < 0) break;
+          size += secTokens[pick];
+          if (pick < lo) lo = pick;
+          else hi = pick;
+        }
+        const out: number[] = [];
+        for (let k = lo; k <= hi; k++) out.push(k);
+        return out;
+      };
       for (const u of order) {
-        const secs = u.par >= 0 ? parents[u.par].sections : [u.sec];
+        let secs = u.par >= 0 ? parents[u.par].sections : [u.sec];
         if (secs.some((k) => taken[k])) continue;
+        let unit = u.par >= 0 ? parents[u.par].ref : undefined;
+        if (params.mergeRatio > 0) {
+          const grown = grow(secs, u.score);
+          if (grown.length > secs.length) {
+            secs = grown;
+            unit = { key: `${snippets[sections[secs[0]][0]].sourcePath}\u0000${secs[0]}-${secs[secs.length - 1]}\u0002m`, breadcrumb: runPath(secs.map((k) => snippets[sections[k][0]].breadcrumb)) };
+          }
+        }
         for (const k of secs) taken[k] = 1;
         const all = secs.length === 1 ? sections[secs[0]] : secs.flatMap((k) => sections[k]);
         const members = all.length === 1 ? all : all.map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
-        const unit = u.par >= 0 ? parents[u.par].ref : undefined;
         for (const i of members) {
           out.push(unit ? { id: ids[i], score: u.score, unit } : { id: ids[i], score: u.score });
           if (out.length >= limit) return out;
@@ -320,6 +359,18 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       return out;
     },
   };
+}
+
+/**
+ * The heading path of a run of sections: the headings they all sit under, then the headings
+ * right below that (one per section or subtree, in order) joined by " · ", so the snippet's
+ * title names what it holds ("Binders > Header · Query").
+ */
+function runPath(paths: ReadonlyArray<readonly string[]>): string[] {
+  const prefix: string[] = [];
+  for (let d = 0; paths.every((p) => d < p.length && p[d] === paths[0][d]); d++) prefix.push(paths[0][d]);
+  const below = [...new Set(paths.filter((p) => p.length > prefix.length).map((p) => p[prefix.length]))];
+  return below.length > 0 ? [...prefix, below.join(' · ')] : prefix;
 }
 
 interface Parent {

@@ -91,8 +91,8 @@ describe('BM25F scoring', () => {
 
   test('a heading match outranks the same words in prose', () => {
     const list = [
-      snip({ breadcrumb: ['Guide', 'Install'], content: 'You can configure cookies with the cookie option for sessions in many ways.' }),
-      snip({ breadcrumb: ['Guide', 'Cookies'], content: 'The option described here works for every request you make.' }),
+      snip({ breadcrumb: ['Guide', 'Install'], sourcePath: 'install.md', content: 'You can configure cookies with the cookie option for sessions in many ways.' }),
+      snip({ breadcrumb: ['Guide', 'Cookies'], sourcePath: 'cookies.md', content: 'The option described here works for every request you make.' }),
     ];
     const idx = buildLexicalIndex(list);
     assert.equal(idx.search('cookies', 10)[0].id, list[1].id);
@@ -154,11 +154,52 @@ describe('parent sections', () => {
 
   test('a question about one subsection still gets that subsection; parents over the token cap and parentWeight 0 are off', () => {
     const list = page();
-    const one = buildLexicalIndex(list).search('rename the plugins option', 20);
+    // (Merging with neighbours off: "Step one" alone is the subject here.)
+    const one = buildLexicalIndex(list, { ...DEFAULT_BM25, mergeRatio: 0 }).search('rename the plugins option', 20);
     assert.equal(one[0].unit, undefined);
     const q = 'upgrade version three: rename plugins option and async hooks';
-    assert.ok(buildLexicalIndex(list, { ...DEFAULT_BM25, parentWeight: 0 }).search(q, 20).every((h) => h.unit === undefined));
-    assert.ok(buildLexicalIndex(list, { ...DEFAULT_BM25, parentMaxTokens: 5 }).search(q, 20).every((h) => h.unit === undefined));
+    assert.ok(buildLexicalIndex(list, { ...DEFAULT_BM25, parentWeight: 0, mergeRatio: 0 }).search(q, 20).every((h) => h.unit === undefined));
+    assert.ok(buildLexicalIndex(list, { ...DEFAULT_BM25, parentMaxTokens: 5, mergeRatio: 0 }).search(q, 20).every((h) => h.unit === undefined));
+  });
+});
+
+describe('adjacent sections merged', () => {
+  // Four sections of one page in a row, and one of another page.
+  const page = () => [
+    snip({ breadcrumb: ['Timers', 'Intro'], sourcePath: 't.md', content: 'Timers in tests.', lineStart: 1, lineEnd: 4 }),
+    snip({ breadcrumb: ['Timers', 'runAllTimers'], sourcePath: 't.md', content: 'Runs every pending timer until none is left.', lineStart: 5, lineEnd: 10 }),
+    snip({ breadcrumb: ['Timers', 'runAllTimersAsync'], sourcePath: 't.md', content: 'Runs every pending timer, awaiting promise callbacks between timers.', lineStart: 11, lineEnd: 16 }),
+    snip({ breadcrumb: ['Timers', 'Unrelated'], sourcePath: 't.md', content: 'Something about logging output and colours.', lineStart: 17, lineEnd: 20 }),
+    snip({ breadcrumb: ['Other', 'Timer'], sourcePath: 'o.md', content: 'A timer of another page: pending timer notes.', lineStart: 1, lineEnd: 3 }),
+  ];
+  const byId = (list: StoredSnippet[]) => new Map(list.map((s) => [s.id, s]));
+
+  test('a unit grows over adjacent well-matching sections of its file into one contiguous snippet; weak neighbours stay out', () => {
+    const list = page();
+    const q = 'run pending timer with promise callbacks';
+    const hits = buildLexicalIndex(list).search(q, 20);
+    const first = hits[0].unit;
+    assert.ok(first, 'the best section and its neighbour form one unit');
+    assert.deepEqual(first.breadcrumb, ['Timers', 'runAllTimers · runAllTimersAsync']);
+    assert.deepEqual(hits.filter((h) => h.unit?.key === first.key).map((h) => h.id).sort((a, b) => a - b), [list[1].id, list[2].id]);
+    const map = byId(list);
+    const out = assembleContext(hits.map((h) => ({ snippet: map.get(h.id)!, score: h.score, ...(h.unit ? { unit: h.unit } : {}) })), q, 5000);
+    assert.deepEqual([out[0].sourcePath, out[0].lineStart, out[0].lineEnd], ['t.md', 5, 16]);
+    assert.ok(out[0].content.includes('until none is left') && out[0].content.includes('awaiting promise'), 'the whole text of both sections is in the snippet');
+    assert.ok(out.every((s) => !s.content.includes('logging')), 'the unrelated neighbour is not merged');
+    const other = hits.find((h) => map.get(h.id)!.sourcePath === 'o.md');
+    assert.ok(other, 'the other page is found');
+    assert.ok(hits.every((h) => h.unit?.key !== other.unit?.key || map.get(h.id)!.sourcePath === 'o.md'), 'another file is never merged in');
+  });
+
+  test('merging stops at the token cap and is off with mergeRatio 0', () => {
+    const list = page();
+    const q = 'run pending timer with promise callbacks';
+    const noParents = { ...DEFAULT_BM25, parentWeight: 0 };
+    assert.ok(buildLexicalIndex(list, noParents).search(q, 20).some((h) => h.unit !== undefined));
+    const capped = buildLexicalIndex(list, { ...noParents, mergeMaxTokens: list[2].tokens! + 1 }).search(q, 20);
+    assert.ok(capped.every((h) => h.unit === undefined));
+    assert.ok(buildLexicalIndex(list, { ...noParents, mergeRatio: 0 }).search(q, 20).every((h) => h.unit === undefined));
   });
 });
 
