@@ -24,6 +24,14 @@ export interface SourceDocument {
   format: DocumentFormat;
   /** The full text, decoded to a string (UTF-8). */
   content: string;
+  /**
+   * Set when the lines of `content` are not the lines of the file as written (include directives
+   * expanded, a format converted): entry i is the 1-based line of the original file that line
+   * i + 1 of `content` comes from; lines an include brought in map to the directive's line. One
+   * entry per line of `content`, never decreasing. Chunkers report snippet line ranges through
+   * it (see core/includes/line-map.ts), so they always cite the original file.
+   */
+  lineMap?: number[];
   /** A title when the source knows one better than the content does. */
   title?: string;
   /**

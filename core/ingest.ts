@@ -176,7 +176,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         snippets = await reuse(doc.path);
         reused++;
       } else {
-        hash = doc.hash ?? createHash('sha1').update(doc.content).digest('hex');
+        hash = doc.hash ?? contentHash(doc.content, doc.lineMap);
         if (before && before.hash === hash) {
           snippets = await reuse(doc.path);
           reused++;
@@ -242,6 +242,13 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
 export function chunkingFingerprint(kernel: Kernel): string {
   const chunking = { kernel: KERNEL_VERSION, chunkers: kernel.config.slots.chunkers ?? null, plugins: kernel.config.plugins };
   return createHash('sha1').update(JSON.stringify(chunking)).digest('hex').slice(0, 16);
+}
+
+/** The kernel's fingerprint of a document without a source hash: its content and line map. */
+function contentHash(content: string, lineMap: readonly number[] | undefined): string {
+  const h = createHash('sha1').update(content);
+  if (lineMap) h.update('\0lines:').update(lineMap.join(','));
+  return h.digest('hex');
 }
 
 function groupByPath(snippets: StoredSnippet[]): Map<string, Snippet[]> {

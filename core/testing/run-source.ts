@@ -2,6 +2,7 @@
  * Plugin test kit: run a Source the way the kernel does, and collect what it produced.
  */
 import type { IngestProgress, Logger, LogLevel, PreviousDocument, Source, SourceContext, SourceDocument } from '../contracts.ts';
+import { lineMapProblems } from '../includes/line-map.ts';
 
 export interface RunSourceResult {
   documents: SourceDocument[];
@@ -14,7 +15,8 @@ export interface RunSourceResult {
 /**
  * Builds a SourceContext, drains `source.read()` and returns everything it yielded and reported.
  * Errors from the source propagate unchanged. A source that breaks the contract (a document
- * without a path, format or string content, or the same path twice) makes it throw too.
+ * without a path, format or string content, a bad line map, or the same path twice) makes it
+ * throw too.
  */
 export async function runSource(
   source: Source,
@@ -44,6 +46,10 @@ export async function runSource(
     }
     if (typeof doc.format !== 'string' || doc.format === '' || typeof doc.content !== 'string') {
       throw new Error(`Source contract violation: document ${doc.path} needs a format and string content`);
+    }
+    if (doc.lineMap !== undefined) {
+      const problems = lineMapProblems(doc.lineMap, doc.content);
+      if (problems.length > 0) throw new Error(`Source contract violation: document ${doc.path}: ${problems.join('; ')}`);
     }
     if (seen.has(doc.path)) throw new Error(`Source contract violation: document ${doc.path} was yielded twice`);
     seen.add(doc.path);

@@ -10,6 +10,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Source, SourceContext, SourceDocument } from '../contracts.ts';
+import { lineMapProblems } from '../includes/line-map.ts';
 
 export interface SourceFixture {
   source: Source;
@@ -29,7 +30,8 @@ export interface SourceContractOptions {
 /**
  * What is wrong with these documents as a read's output: one line per problem, none when they
  * keep the contract (relative forward-slash paths without '.', '..' or empty segments, no
- * duplicate path, a format, string content, and string url/title/hash when present).
+ * duplicate path, a format, string content, string url/title/hash when present, and a line map
+ * with one non-decreasing line number per content line when present).
  */
 export function sourceDocumentProblems(documents: readonly SourceDocument[]): string[] {
   const problems: string[] = [];
@@ -63,6 +65,9 @@ export function sourceDocumentProblems(documents: readonly SourceDocument[]): st
     if (typeof doc.content !== 'string') problems.push(`${name}: content must be a string`);
     for (const k of ['url', 'title', 'hash'] as const) {
       if (doc[k] !== undefined && typeof doc[k] !== 'string') problems.push(`${name}: ${k} must be a string when present`);
+    }
+    if (doc.lineMap !== undefined && typeof doc.content === 'string') {
+      for (const p of lineMapProblems(doc.lineMap, doc.content)) problems.push(`${name}: ${p}`);
     }
   });
   return problems;

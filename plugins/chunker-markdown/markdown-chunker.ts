@@ -7,6 +7,7 @@ import { toString } from 'mdast-util-to-string';
 import { parse as parseYaml } from 'yaml';
 import type { Code, Heading, Root, RootContent } from 'mdast';
 import type { Chunker, DocumentFormat, Snippet, SourceDocument } from '../../core/contracts.ts';
+import { originalLine } from '../../core/includes/line-map.ts';
 import { preprocess, stripInlineMarkup } from './preprocess.ts';
 import {
   estimateTokens,
@@ -64,6 +65,13 @@ export class MarkdownChunker implements Chunker {
     const sections = splitSections(tree, doc.format, lastLine);
     const out: Snippet[] = [];
     for (const section of sections) this.emitSection(doc, text, pageTitle, meta, section, sections[0] === section, out);
+    if (doc.lineMap) {
+      // The content's lines are not the file's (includes expanded): cite the file's own lines.
+      for (const s of out) {
+        s.lineStart = originalLine(doc.lineMap, s.lineStart);
+        s.lineEnd = Math.max(s.lineStart, originalLine(doc.lineMap, s.lineEnd));
+      }
+    }
     return out;
   }
 

@@ -7,12 +7,12 @@
 import { createHash } from 'node:crypto';
 import type { Logger, PreviousDocument, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
+import { DEFAULT_INCLUDE_LIMITS, gatherIncludes, includeWarning, type IncludeFiles } from '../../core/includes/expand.ts';
 import type { NetworkPolicy } from '../../core/net/address-policy.ts';
 import { CONVERTER_VERSION, convertDocument } from './formats/convert.ts';
 import type { GitRepo, TreeEntry } from './git-repo.ts';
 import { openSession, parseSpec, type GitSession } from './git-session.ts';
 import { webUrlFor } from './git-url.ts';
-import { findIncludeTargets, resolveIncludePath, type IncludeReader } from './includes.ts';
 import { CONFIG_FILES, NO_CONFIG, parseRepoConfig, type RepoConfig } from './repo-config.ts';
 import { resolveRef } from './resolve-ref.ts';
 import { DEFAULT_GIT_OPTIONS, type GitSourceOptions } from './schema.ts';
@@ -151,18 +151,17 @@ export class GitSource implements Source {
 
     const budget = { bytes: 0 };
     const texts = await this.readTexts(session, toRead.map((f) => byPath.get(f.path)!), ctx, 'documentation', budget);
-    // Include directives name more files: fetch them all in one more batch.
-    const includePaths = new Set<string>();
-    for (const f of toRead) {
+    // Include directives name more files: fetch them in one more batch per nesting level.
+    const included = new Map(texts);
+    const lookup: IncludeFiles = { root: 'repository', exists: (p) => byPath.has(p), text: (p) => included.get(p) };
+    const pages = toRead.flatMap((f) => {
       const text = texts.get(f.path);
-      if (text === undefined) continue;
-      for (const target of findIncludeTargets(text, f.format)) {
-        const r = resolveIncludePath(f.path, target, (p) => byPath.has(p));
-        if ('path' in r && !texts.has(r.path)) includePaths.add(r.path);
-      }
-    }
-    const included = await this.readTexts(session, [...includePaths].map((p) => byPath.get(p)!), ctx, 'included', budget);
-    for (const [p, t] of texts) included.set(p, t);
+      return text === undefined ? [] : [{ path: f.path, format: f.format, text }];
+    });
+    await gatherIncludes(pages, lookup, async (paths) => {
+      const got = await this.readTexts(session, paths.map((p) => byPath.get(p)!), ctx, 'included', budget);
+      for (const [p, t] of got) included.set(p, t);
+    });
 
     let files = 0;
     let bytes = 0;
@@ -178,7 +177,7 @@ export class GitSource implements Source {
       }
       const text = texts.get(f.path);
       if (text === undefined) continue;
-      const doc = this.convert(f.path, f.format, text, entry, commit, included, byPath, ctx);
+      const doc = this.convert(f.path, f.format, text, entry, commit, lookup, byPath, ctx);
       if (!doc) continue;
       doc.url = webUrlFor(url, ref.name, f.path);
       if (doc.url === undefined) delete doc.url;
@@ -202,30 +201,22 @@ export class GitSource implements Source {
     text: string,
     entry: TreeEntry,
     commit: string,
-    available: Map<string, string>,
+    files: IncludeFiles,
     byPath: Map<string, TreeEntry>,
     ctx: SourceContext,
   ): SourceDocument | null {
-    const used: string[] = [];
-    const problems: string[] = [];
-    const read: IncludeReader = (file) => {
-      const r = resolveIncludePath(path, file, (p) => byPath.has(p));
-      if ('problem' in r) return r;
-      const t = available.get(r.path);
-      if (t === undefined) return { problem: `"${r.path}" could not be read` };
-      if (!used.includes(r.path)) used.push(r.path);
-      return { path: r.path, text: t };
-    };
-    const converted = convertDocument(format, text, read, problems);
-    for (const p of problems) ctx.log('warn', `${path}: include not resolved: ${p}`);
+    const converted = convertDocument(path, format, text, files, DEFAULT_INCLUDE_LIMITS);
     if (!converted) {
       ctx.log('warn', `skipped ${path}: not a valid ${format} file`);
       return null;
     }
-    used.sort();
+    if (converted.problems.length > 0) ctx.log('warn', includeWarning(path, converted.problems));
+    const { used } = converted;
     const meta: Record<string, string> = { commit, conv: CONVERTER_VERSION, format: converted.format };
     if (used.length > 0) meta.includes = used.join('\n');
-    return { path, format: converted.format, content: converted.content, hash: documentHash(entry, used, (p) => byPath.get(p)?.oid), meta };
+    const doc: SourceDocument = { path, format: converted.format, content: converted.content, hash: documentHash(entry, used, (p) => byPath.get(p)?.oid), meta };
+    if (converted.lineMap) doc.lineMap = converted.lineMap;
+    return doc;
   }
 
   /** True when the served build came from this very commit with this converter. */

@@ -5,7 +5,18 @@ import { Parser, type ReadEntry } from 'tar';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { TAR_STREAM_FACTOR, tooLarge, tooManyEntries } from './limits.ts';
 import { displayName, splitEntryName, unsafeEntry } from './paths.ts';
-import { CommonTop, selectArchiveFiles, skipTooBig, type ArchiveFile, type PlannedDoc, type ReadEnv, type ReadPlan } from './plan.ts';
+import {
+  CommonTop,
+  readableTarget,
+  selectArchiveFiles,
+  skipTooBig,
+  strippedPath,
+  type ArchiveFile,
+  type PlannedDoc,
+  type ReadEnv,
+  type ReadPlan,
+  type UploadFiles,
+} from './plan.ts';
 
 const READ_CHUNK = 256 * 1024;
 const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
@@ -35,12 +46,71 @@ function startsWithCompressionMagic(b: Buffer): boolean {
  * Reads a tar (optionally gzipped) archive in one streaming pass, in memory. Every entry is
  * validated as it comes; the documentation entries are kept (counted against maxFiles and
  * maxBytes as their bytes arrive) and only handed out once the whole archive has been checked,
- * so nothing is yielded from an archive that turns out to be unsafe.
+ * so nothing is yielded from an archive that turns out to be unsafe. Files that include
+ * directives name and that are not documents are read by a second pass, when asked.
  */
 export async function planTar(file: string, compressed: boolean, env: ReadEnv): Promise<ReadPlan> {
-  const { limits, selector, label } = env;
+  const { selector } = env;
+  // The common top directory is only known at the end: keep what is a document with or without
+  // its first segment stripped, and choose once the whole archive has been seen.
+  const isDoc = (segments: string[]) => selector.accept(segments) !== null || (segments.length > 1 && selector.accept(segments.slice(1)) !== null);
+  const scan = await scanTar(file, compressed, env, isDoc, true);
+  const top = scan.top;
+  const selected = selectArchiveFiles(scan.files, top, env);
+  const docs: PlannedDoc[] = selected.map((f) => ({
+    path: f.path,
+    format: f.format,
+    load: async () => f.payload.data,
+  }));
+  env.budget.checkFiles(docs.length);
+
+  // Include directives may name any file of the archive: documents are in memory already, other
+  // files are read in one more pass over the archive for all the paths asked at once.
+  const inMemory = new Map(selected.map((f) => [f.path, f.payload.data]));
+  const names = new Set(scan.names.map((segments) => strippedPath(segments, top)));
+  const has = (path: string) => names.has(path) && readableTarget(path, env);
+  const files: UploadFiles = {
+    batched: true,
+    has,
+    async read(paths) {
+      const out = new Map<string, Buffer>();
+      const rest = new Set<string>();
+      for (const path of paths) {
+        if (!has(path)) continue;
+        const data = inMemory.get(path);
+        if (data !== undefined) out.set(path, data);
+        else rest.add(path);
+      }
+      if (rest.size > 0) {
+        env.debug(`upload: reading ${rest.size} included files in a second pass over ${env.label}`);
+        const again = await scanTar(file, compressed, env, (segments) => rest.has(strippedPath(segments, top)), false);
+        for (const f of again.files) out.set(strippedPath(f.segments, top), f.payload.data);
+      }
+      return out;
+    },
+  };
+  return { docs, files, close: async () => {} };
+}
+
+interface TarScan {
+  /** The entries kept, with their bytes. */
+  files: ArchiveFile<TarDoc>[];
+  /** The segments of every regular file entry. */
+  names: string[][];
+  /** The common top directory (see CommonTop). */
+  top: string | null;
+}
+
+/**
+ * One streaming pass over the archive: validates every entry and keeps the bytes of the regular
+ * files `keep` accepts (counted against maxBytes as they arrive, and against maxFiles when
+ * `documents`).
+ */
+async function scanTar(file: string, compressed: boolean, env: ReadEnv, keep: (segments: string[]) => boolean, documents: boolean): Promise<TarScan> {
+  const { limits, label } = env;
   const top = new CommonTop();
   const files: ArchiveFile<TarDoc>[] = [];
+  const names: string[][] = [];
   let failure: unknown = null;
   let entries = 0;
 
@@ -73,12 +143,9 @@ export async function planTar(file: string, compressed: boolean, env: ReadEnv): 
     if (!FILE_TYPES.has(entry.type)) throw unsafeEntry(label, raw, `has an unsupported type (${entry.type})`);
     if (split.segments.length === 0) throw unsafeEntry(label, raw, 'is a file without a name');
     top.add(split.segments, false);
-
-    // The common top directory is only known at the end: keep what is a document with or
-    // without its first segment stripped, and choose once the whole archive has been seen.
     const segments = split.segments;
-    const wanted = selector.accept(segments) !== null || (segments.length > 1 && selector.accept(segments.slice(1)) !== null);
-    if (!wanted) {
+    names.push(segments);
+    if (!keep(segments)) {
       entry.resume();
       return;
     }
@@ -87,7 +154,7 @@ export async function planTar(file: string, compressed: boolean, env: ReadEnv): 
       entry.resume();
       return;
     }
-    env.budget.addFile();
+    if (documents) env.budget.addFile();
     const chunks: Buffer[] = [];
     let total = 0;
     let skipped = false;
@@ -202,11 +269,5 @@ export async function planTar(file: string, compressed: boolean, env: ReadEnv): 
     stream.destroy();
   }
 
-  const docs: PlannedDoc[] = selectArchiveFiles(files, top.value, env).map((f) => ({
-    path: f.path,
-    format: f.format,
-    load: async () => f.payload.data,
-  }));
-  env.budget.checkFiles(docs.length);
-  return { docs, close: async () => {} };
+  return { files, names, top: top.value };
 }

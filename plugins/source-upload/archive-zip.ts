@@ -6,12 +6,15 @@ import { tooManyEntries } from './limits.ts';
 import { displayName, splitEntryName, unsafeEntry } from './paths.ts';
 import {
   CommonTop,
+  readableTarget,
   selectArchiveFiles,
   skipTooBig,
+  strippedPath,
   type ArchiveFile,
   type PlannedDoc,
   type ReadEnv,
   type ReadPlan,
+  type UploadFiles,
 } from './plan.ts';
 
 // Unix file types in the high 16 bits of a zip entry's external attributes.
@@ -137,18 +140,7 @@ export async function planZip(file: string, env: ReadEnv): Promise<ReadPlan> {
     let declared = 0;
     for (const f of selectArchiveFiles(files, top.value, env)) {
       const { entry, raw } = f.payload;
-      if (entry.isEncrypted()) {
-        env.warn(`Skipped ${f.path}: it is encrypted`);
-        continue;
-      }
-      if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
-        env.warn(`Skipped ${f.path}: unsupported zip compression method ${entry.compressionMethod}`);
-        continue;
-      }
-      if (entry.uncompressedSize > env.limits.maxFileBytes) {
-        skipTooBig(env, f.path, entry.uncompressedSize, true);
-        continue;
-      }
+      if (!readable(entry, f.path, env)) continue;
       env.budget.checkFiles(docs.length + 1);
       // Sizes in headers may understate, never overstate what we accept: refuse early when
       // even the declared sizes are over the limit; the real bytes are counted while reading.
@@ -156,11 +148,45 @@ export async function planZip(file: string, env: ReadEnv): Promise<ReadPlan> {
       env.budget.checkPlannedBytes(declared);
       docs.push({ path: f.path, format: f.format, load: () => readEntry(zip, entry, raw, f.path, env) });
     }
-    return { docs, close };
+    // Every file entry, for include directives (the last of a repeated path wins, as for documents).
+    const all = new Map<string, ZipDoc>();
+    for (const f of files) all.set(strippedPath(f.segments, top.value), f.payload);
+    const zipFiles: UploadFiles = {
+      batched: false,
+      has: (path) => all.has(path) && readableTarget(path, env),
+      async read(paths) {
+        const out = new Map<string, Buffer>();
+        for (const path of paths) {
+          const doc = all.get(path);
+          if (doc === undefined || !readableTarget(path, env) || !readable(doc.entry, path, env)) continue;
+          const data = await readEntry(zip, doc.entry, doc.raw, path, env);
+          if (data !== null) out.set(path, data);
+        }
+        return out;
+      },
+    };
+    return { docs, files: zipFiles, close };
   } catch (e) {
     await close();
     throw e;
   }
+}
+
+/** Whether an entry can be read: not encrypted, stored or deflated, within maxFileBytes (else a warning). */
+function readable(entry: Entry, path: string, env: ReadEnv): boolean {
+  if (entry.isEncrypted()) {
+    env.warn(`Skipped ${path}: it is encrypted`);
+    return false;
+  }
+  if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+    env.warn(`Skipped ${path}: unsupported zip compression method ${entry.compressionMethod}`);
+    return false;
+  }
+  if (entry.uncompressedSize > env.limits.maxFileBytes) {
+    skipTooBig(env, path, entry.uncompressedSize, true);
+    return false;
+  }
+  return true;
 }
 
 async function readEntry(zip: ZipFile, entry: Entry, raw: string, path: string, env: ReadEnv): Promise<Buffer | null> {

@@ -118,6 +118,11 @@ export class DocSelector {
     return this.include === null || this.include.some((p) => prefixMatches(path, p));
   }
 
+  /** True when an exclude prefix matches the path (such a file is never read). */
+  excluded(path: string): boolean {
+    return this.exclude.some((p) => prefixMatches(path, p));
+  }
+
   /** The format of a relative file path that should be read, or null to skip it. */
   accept(segments: readonly string[]): DocumentFormat | null {
     if (segments.length === 0 || segments.some(isSkippedName)) return null;

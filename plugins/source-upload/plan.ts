@@ -1,6 +1,6 @@
 import type { DocumentFormat } from '../../core/contracts.ts';
 import type { ReadBudget, UploadOptions } from './limits.ts';
-import type { DocSelector } from './paths.ts';
+import { isSkippedName, type DocSelector } from './paths.ts';
 
 /** One documentation file to read, in the order it will be yielded. */
 export interface PlannedDoc {
@@ -14,8 +14,29 @@ export interface PlannedDoc {
   load(): Promise<Buffer | null>;
 }
 
+/**
+ * Every regular file of the upload, documentation or not (code, fragments outside the include
+ * filter), for the include directives of its documents. Paths are relative with forward slashes;
+ * hidden names, node_modules and excluded prefixes are never read.
+ */
+export interface UploadFiles {
+  /** Whether the upload has a readable regular file at this path. */
+  has(path: string): boolean;
+  /**
+   * Reads these files, bounded by maxFileBytes and counted against maxBytes like documents; the
+   * ones that cannot be read (gone, too big) are left out of the result, with a warning.
+   */
+  read(paths: string[]): Promise<Map<string, Buffer>>;
+  /**
+   * True when each read() goes through the whole upload again (a tar stream): the caller then
+   * asks once for what all documents need, instead of once per document.
+   */
+  batched: boolean;
+}
+
 export interface ReadPlan {
   docs: PlannedDoc[];
+  files: UploadFiles;
   /** Releases what the plan holds open (an archive's file descriptor). */
   close(): Promise<void>;
 }
@@ -73,6 +94,21 @@ export interface ArchiveFile<T> {
  * Strips the common top directory, applies the selector, and orders the files by path. When
  * an archive holds the same path twice the later entry wins (as when extracting a tarball).
  */
+/** No files besides the documents (a single uploaded file has no tree to include from). */
+export const NO_FILES: UploadFiles = { has: () => false, read: async () => new Map(), batched: false };
+
+/** Whether an include target path may be read: no hidden or node_modules segment, not excluded. */
+export function readableTarget(path: string, env: ReadEnv): boolean {
+  const segments = path.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..' || isSkippedName(s))) return false;
+  return !env.selector.excluded(path);
+}
+
+/** The archive path of an entry once the common top directory is stripped. */
+export function strippedPath(segments: readonly string[], top: string | null): string {
+  return (top !== null && segments[0] === top ? segments.slice(1) : segments).join('/');
+}
+
 export function selectArchiveFiles<T>(
   files: readonly ArchiveFile<T>[],
   top: string | null,

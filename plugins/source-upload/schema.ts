@@ -55,12 +55,12 @@ export const uploadSpecSchema: JsonSchema = {
     include: {
       type: 'array',
       items: { type: 'string', minLength: 1 },
-      description: 'Path prefixes relative to the root, e.g. ["docs/"]; only files under one of them are read.',
+      description: 'Path prefixes relative to the root, e.g. ["docs/"]; only files under one of them become documents (an include directive may still read a file elsewhere in the upload).',
     },
     exclude: {
       type: 'array',
       items: { type: 'string', minLength: 1 },
-      description: 'Path prefixes relative to the root that are never read.',
+      description: 'Path prefixes relative to the root that are never read, not even by an include directive.',
     },
   },
 };

@@ -8,16 +8,20 @@ import { decodeDocument } from './decode.ts';
 import { archiveKindOfName, sniffArchive, type ArchiveKind } from './detect.ts';
 import { ReadBudget, resolveOptions, type UploadOptions } from './limits.ts';
 import { DocSelector } from './paths.ts';
-import type { ReadEnv, ReadPlan } from './plan.ts';
+import { NO_FILES, type ReadEnv, type ReadPlan } from './plan.ts';
+import { UploadIncludes } from './upload-includes.ts';
 import { planFolder, readFileBounded } from './walk-folder.ts';
 
 /** A library's source parameters (validated against the specSchema). */
 export interface UploadSpec {
   /** Absolute path of a folder, a documentation file, or a .zip / .tar.gz / .tgz / .tar archive. */
   path: string;
-  /** Path prefixes relative to the root; when given, only files under one of them are read. */
+  /**
+   * Path prefixes relative to the root; when given, only files under one of them become
+   * documents (include directives may still read files elsewhere in the upload).
+   */
   include?: string[];
-  /** Path prefixes relative to the root that are never read (exclude wins over include). */
+  /** Path prefixes relative to the root that are never read, not even by an include (exclude wins over include). */
   exclude?: string[];
 }
 
@@ -48,7 +52,9 @@ function errCode(e: unknown): string | undefined {
 
 /**
  * Reads a local folder, a single documentation file, or an archive (zip, tar.gz, tar) as the
- * documents of a library. Archives are read in memory and never extracted to disk.
+ * documents of a library. Archives are read in memory and never extracted to disk. Include
+ * directives of Markdown documents are expanded from files of the same upload (see
+ * upload-includes.ts); such documents carry a line map, so snippets cite their own lines.
  */
 export class UploadSource implements Source {
   readonly options: UploadOptions;
@@ -77,21 +83,39 @@ export class UploadSource implements Source {
     };
 
     const { plan, what } = await this.plan(spec, env);
+    const includes = new UploadIncludes(plan.files, env.warn);
     let files = 0;
     let bytes = 0;
     try {
+      await includes.prepare(async () => {
+        const pages = [];
+        for (const doc of plan.docs) {
+          const data = await doc.load();
+          const decoded = data === null ? null : decodeDocument(data);
+          if (decoded !== null && 'text' in decoded) pages.push({ path: doc.path, format: doc.format, text: decoded.text });
+        }
+        return pages;
+      });
       for (const doc of plan.docs) {
         ctx.signal.throwIfAborted();
-        const data = await doc.load();
-        if (data === null) continue;
-        const decoded = decodeDocument(data);
-        if ('skip' in decoded) {
-          ctx.log('warn', `Skipped ${doc.path}: ${decoded.skip}`);
-          continue;
+        // A fragment read before as an include target is not read (nor counted) again.
+        let text = includes.cached(doc.path);
+        let size = text === undefined ? 0 : Buffer.byteLength(text);
+        if (text === undefined) {
+          const data = await doc.load();
+          if (data === null) continue;
+          const decoded = decodeDocument(data);
+          if ('skip' in decoded) {
+            ctx.log('warn', `Skipped ${doc.path}: ${decoded.skip}`);
+            continue;
+          }
+          text = decoded.text;
+          size = data.length;
         }
+        const expanded = await includes.expand({ path: doc.path, format: doc.format, text });
         files += 1;
-        bytes += data.length;
-        yield { path: doc.path, format: doc.format, content: decoded.text };
+        bytes += size;
+        yield { path: doc.path, format: doc.format, ...expanded };
         if (files % PROGRESS_EVERY === 0) ctx.progress({ files, bytes });
       }
     } finally {
@@ -149,6 +173,7 @@ export class UploadSource implements Source {
     env.budget.addFile();
     const plan: ReadPlan = {
       docs: [{ path: name, format, load: () => readFileBounded(file, name, env) }],
+      files: NO_FILES,
       close: async () => {},
     };
     return { plan, what: 'file' };

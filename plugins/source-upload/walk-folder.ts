@@ -1,10 +1,10 @@
-import { constants } from 'node:fs';
+import { constants, realpathSync, statSync } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import type { DocumentFormat } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { comparePaths, isSkippedName } from './paths.ts';
-import { skipTooBig, type PlannedDoc, type ReadEnv, type ReadPlan } from './plan.ts';
+import { readableTarget, skipTooBig, type PlannedDoc, type ReadEnv, type ReadPlan, type UploadFiles } from './plan.ts';
 
 interface FolderFile {
   /** Relative path (forward slashes). */
@@ -113,7 +113,45 @@ export async function planFolder(root: string, env: ReadEnv): Promise<ReadPlan> 
     format: f.format,
     load: () => readFileBounded(f.file, f.path, env),
   }));
-  return { docs, close: async () => {} };
+  return { docs, files: folderFiles(realRoot, env), close: async () => {} };
+}
+
+/**
+ * Any regular file under the folder, for include directives: looked up when asked (so files
+ * outside the include filter are found without walking the whole tree), symlinks followed only
+ * when they stay inside the folder.
+ */
+function folderFiles(realRoot: string, env: ReadEnv): UploadFiles {
+  const known = new Map<string, string | null>();
+  const realFile = (path: string): string | null => {
+    let real = known.get(path);
+    if (real !== undefined) return real;
+    real = null;
+    if (readableTarget(path, env)) {
+      try {
+        const target = realpathSync(join(realRoot, ...path.split('/')));
+        if (isInside(realRoot, target) && statSync(target).isFile()) real = target;
+      } catch {
+        real = null;
+      }
+    }
+    known.set(path, real);
+    return real;
+  };
+  return {
+    batched: false,
+    has: (path) => realFile(path) !== null,
+    async read(paths) {
+      const out = new Map<string, Buffer>();
+      for (const path of paths) {
+        const real = realFile(path);
+        if (real === null) continue;
+        const data = await readFileBounded(real, path, env);
+        if (data !== null) out.set(path, data);
+      }
+      return out;
+    },
+  };
 }
 
 /**

@@ -79,7 +79,7 @@ console.log(`tokens p50 ${percentile(tokens, 50)} p90 ${percentile(tokens, 90)};
 /** Stored snippets of each corpus, from the cache while the chunker is unchanged. */
 async function loadSnippets(list: CorpusInfo[]): Promise<Map<string, StoredSnippet[]>> {
   const hash = createHash('sha256');
-  for (const dir of ['plugins/chunker-markdown', 'plugins/source-upload']) {
+  for (const dir of ['plugins/chunker-markdown', 'plugins/source-upload', 'core/includes']) {
     for (const f of readdirSync(join(ROOT, dir)).sort()) hash.update(f).update(readFileSync(join(ROOT, dir, f)));
   }
   const key = hash.digest('hex').slice(0, 16);

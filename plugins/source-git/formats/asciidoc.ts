@@ -1,7 +1,7 @@
 /**
  * AsciiDoc to Markdown, line for line (the same number of lines, so snippet line ranges point
- * at the original file; an `include::` inside a listing block is the one exception, see
- * includes.ts):
+ * at the original file; the lines an `include::` brings in are mapped to the directive's line
+ * through the document's line map, see core/includes):
  *
  * - `= Title`, `== Section` ... become `#`, `##` ... headings;
  * - `[source,lang]` + `----` listing blocks, bare `----` listings and `....` literal blocks
@@ -28,6 +28,11 @@ function inline(text: string): string {
 }
 
 export function asciidocToMarkdown(source: string, include?: IncludeLines): string {
+  return asciidocToMarkdownLines(source, include).join('\n');
+}
+
+/** The Markdown of each original line (index i: line i + 1; an `include::` may give several lines). */
+export function asciidocToMarkdownLines(source: string, include?: IncludeLines): string[] {
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
   const out: string[] = new Array(lines.length).fill('');
   let pendingLanguage: string | null = null;
@@ -105,10 +110,10 @@ export function asciidocToMarkdown(source: string, include?: IncludeLines): stri
     out[i] = inline(line.replace(/^\s{4,}/, ''));
     i++;
   }
-  return out.join('\n');
+  return out;
 }
 
-/** `lines=3..10` and `tag=name` of an AsciiDoc include, as the option names includes.ts reads. */
+/** `lines=3..10` and `tag=name` of an AsciiDoc include, as the option names core/includes/select.ts reads. */
 function parseIncludeAttrs(text: string): Record<string, string> {
   const opts: Record<string, string> = {};
   for (const part of text.split(',')) {

@@ -1,13 +1,14 @@
 /**
- * reStructuredText to Markdown, line for line: the converted text has exactly as many lines as
- * the original (plus at most one closing fence at the very end), so snippet line ranges point at
- * the original file.
+ * reStructuredText to Markdown, line for line: each original line becomes one line of Markdown
+ * (an empty one for adornments and dropped directives), except where a `literalinclude` puts a
+ * file's code or a fence closes right after a code body; rstToMarkdownLines gives the Markdown per
+ * original line, from which the git source builds the document's line map (core/includes).
  *
  * - Section titles (underlined, optionally overlined) become `#` headings, levels in order of
  *   first appearance of each adornment style; adornment lines become empty.
  * - `.. code-block:: lang` / `.. code::` / `.. sourcecode::` and `::` literal blocks become fenced
  *   code (the fence opens on the blank line before the body and closes on the blank line after).
- * - `.. literalinclude:: path` is resolved through `include` when given (see includes.ts).
+ * - `.. literalinclude:: path` is resolved through `include` when given (see core/includes).
  * - Admonitions (`.. note::`) become a bold label with their body dedented; other directives,
  *   comments and link targets become empty lines.
  * - Inline roles (:func:`x`) and ``literals`` become `code`; `text <url>`_ links become
@@ -52,6 +53,14 @@ function bodyEnd(lines: string[], from: number, indent: number): number {
 }
 
 export function rstToMarkdown(source: string, include?: IncludeLines): string {
+  return rstToMarkdownLines(source, include).join('\n');
+}
+
+/**
+ * The Markdown of each original line (index i: line i + 1; an entry may hold several lines when
+ * an include was expanded there or a fence closes on it; one closing fence may follow the end).
+ */
+export function rstToMarkdownLines(source: string, include?: IncludeLines): string[] {
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
   const out: string[] = lines.map(() => '');
   const levels: string[] = [];
@@ -173,5 +182,5 @@ export function rstToMarkdown(source: string, include?: IncludeLines): string {
     out[i] = ADORN.test(line) ? '' : inline(/^\s{4,}/.test(line) ? line.trim() : line);
     i++;
   }
-  return [...out, ...extra].join('\n');
+  return [...out, ...extra];
 }

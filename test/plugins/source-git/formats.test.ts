@@ -5,7 +5,7 @@ import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chun
 import { rstToMarkdown } from '../../../plugins/source-git/formats/rst.ts';
 import { asciidocToMarkdown } from '../../../plugins/source-git/formats/asciidoc.ts';
 import { notebookToMarkdown } from '../../../plugins/source-git/formats/notebook.ts';
-import { expandMarkdownIncludes, resolveIncludePath, selectLines } from '../../../plugins/source-git/includes.ts';
+import { expandMarkdownIncludes, type IncludeFiles } from '../../../core/includes/expand.ts';
 import { gitFixture, type GitFixture } from './helpers.ts';
 import type { RepoBuilder } from './repo-builder.ts';
 
@@ -112,45 +112,34 @@ describe('format converters keep line numbers', () => {
   });
 });
 
-describe('include directives', () => {
+describe('include directives (core/includes, as the git source uses them)', () => {
   const files: Record<string, string> = {
     'docs_src/app/tutorial001.py': 'from fastapi import FastAPI\n\napp = FastAPI()\n\n@app.get("/")\ndef root():\n    return {"ok": True}\n',
     'snippets/config.yaml': '# --8<-- [start:core]\nlevel: 3\n# --8<-- [end:core]\nother: 1\n',
     'docs/partial.md': 'Shared **partial** text.\n',
   };
-  const exists = (p: string) => p in files;
-  const reader = (doc: string) => (file: string) => {
-    const r = resolveIncludePath(doc, file, exists);
-    return 'path' in r ? { path: r.path, text: files[r.path] } : r;
-  };
+  const repo: IncludeFiles = { root: 'repository', exists: (p) => p in files, text: (p) => files[p] };
 
-  test('FastAPI {* *} with ln[], resolved from a parent folder, becomes a fenced block', () => {
-    const problems: string[] = [];
-    const out = expandMarkdownIncludes('# First steps\n\n{* ../../docs_src/app/tutorial001.py hl[3] ln[1:3] *}\n\nAfter.\n', reader('docs/en/docs/first-steps.md'), problems);
-    assert.deepEqual(problems, []);
-    assert.equal(out, '# First steps\n\n```python\nfrom fastapi import FastAPI\n\napp = FastAPI()\n```\n\nAfter.\n');
+  test('FastAPI {* *} with ln[], resolved from a parent folder, becomes a fenced block mapped to the directive line', () => {
+    const out = expandMarkdownIncludes('docs/en/docs/first-steps.md', '# First steps\n\n{* ../../docs_src/app/tutorial001.py hl[3] ln[1:3] *}\n\nAfter.\n', repo);
+    assert.deepEqual(out.problems, []);
+    assert.equal(out.content, '# First steps\n\n```python\nfrom fastapi import FastAPI\n\napp = FastAPI()\n```\n\nAfter.\n');
+    assert.deepEqual(out.lineMap, [1, 2, 3, 3, 3, 3, 3, 4, 5, 6]);
   });
 
   test('mkdocs --8<-- snippets: whole files, line ranges, named sections, inside and outside fences', () => {
-    const problems: string[] = [];
     const doc = '```yaml\n--8<-- "snippets/config.yaml:core"\n```\n\n--8<-- "docs_src/app/tutorial001.py:5:7"\n\n--8<-- "docs/partial.md"\n';
-    const out = expandMarkdownIncludes(doc, reader('docs/index.md'), problems);
-    assert.deepEqual(problems, []);
-    assert.equal(out, '```yaml\nlevel: 3\n```\n\n```python\n@app.get("/")\ndef root():\n    return {"ok": True}\n```\n\nShared **partial** text.\n');
+    const out = expandMarkdownIncludes('docs/index.md', doc, repo);
+    assert.deepEqual(out.problems, []);
+    assert.equal(out.content, '```yaml\nlevel: 3\n```\n\n```python\n@app.get("/")\ndef root():\n    return {"ok": True}\n```\n\nShared **partial** text.\n');
+    assert.deepEqual(out.lineMap, [1, 2, 3, 4, 5, 5, 5, 5, 5, 6, 7, 8]);
   });
 
   test('!include lines; paths leaving the repository and missing files are refused and reported', () => {
-    const problems: string[] = [];
-    const out = expandMarkdownIncludes('!include ../snippets/config.yaml\n\n!include ../../../etc/passwd\n\n{* missing.py *}\n', reader('docs/index.md'), problems);
-    assert.match(out, /^```yaml\n# --8<-- \[start:core\]|^```yaml\nlevel: 3/);
-    assert.ok(out.includes('!include ../../../etc/passwd'), 'a refused directive stays for the chunker to drop');
-    assert.deepEqual(problems, ['"../../../etc/passwd" leaves the repository', '"missing.py" is not a file of the repository']);
-  });
-
-  test('selectLines: ranges, open ranges, rst start-after/end-before', () => {
-    assert.deepEqual(selectLines('a\nb\nc\nd\n', { lines: '2-3' }), ['b', 'c']);
-    assert.deepEqual(selectLines('a\nb\nc\nd\n', { lines: '3-' }), ['c', 'd']);
-    assert.deepEqual(selectLines('a\n# start\nb\n# end\nc', { 'start-after': '# start', 'end-before': '# end' }), ['b']);
+    const out = expandMarkdownIncludes('docs/index.md', '!include ../snippets/config.yaml\n\n!include ../../../etc/passwd\n\n{* missing.py *}\n', repo);
+    assert.match(out.content, /^```yaml\nlevel: 3/);
+    assert.ok(out.content.includes('!include ../../../etc/passwd'), 'a refused directive stays for the chunker to drop');
+    assert.deepEqual(out.problems, ['"../../../etc/passwd" leaves the repository', '"missing.py" is not a file of the repository']);
   });
 });
 
@@ -188,6 +177,16 @@ describe('formats and includes through a real repository', () => {
     assert.match(by.get('docs/en/docs/api.rst')!.content, /```python\n@app\.get\("\/"\)\ndef root\(\): \.\.\.\n```/);
     const fs = by.get('docs/en/docs/tutorial/first-steps.md')!;
     assert.equal(fs.meta?.includes, 'docs_src/first_steps/tutorial001.py');
+    // Line numbers are the file's own: included code cites its directive's line (this used to be
+    // lines 3-6 of the expanded page).
+    const fsCode = chunker.chunk(fs).find((s) => s.type === 'code')!;
+    assert.equal(fsCode.code, 'from fastapi import FastAPI\napp = FastAPI()');
+    assert.deepEqual([fsCode.lineStart, fsCode.lineEnd], [3, 3]);
+    const api = by.get('docs/en/docs/api.rst')!;
+    assert.deepEqual(api.lineMap, [1, 2, 3, 4, 4, 4, 4, 5, 6, 7]);
+    const apiCode = chunker.chunk(api).find((s) => s.type === 'code')!;
+    assert.deepEqual([apiCode.lineStart, apiCode.lineEnd], [4, 4]);
+    assert.equal(by.get('docs/index.rst')!.lineMap, undefined, 'a conversion without includes keeps the lines as they are');
     assert.match(fs.hash ?? '', /^git\d+:[0-9a-f]{40}\+[0-9a-f]{16}$/);
     assert.ok(!logs.some((l) => l.level === 'warn'), JSON.stringify(logs));
   });
