@@ -274,3 +274,42 @@ describe('question words', () => {
     assert.ok(plain.search('remove', 10).length === 0);
   });
 });
+
+describe('derived forms and abbreviations (off by default)', () => {
+  test('deriveBase makes a verb meet its noun and agent, and leaves short bases alone', () => {
+    const d = (w: string) => tokenize(w, { derive: true })[0];
+    assert.equal(d('validation'), d('validate'));
+    assert.equal(d('validator'), d('validate'));
+    assert.equal(d('serialization'), d('serialize'));
+    assert.equal(d('serializer'), d('serialize'));
+    assert.equal(d('initialise'), d('initialize'));
+    assert.equal(d('connection'), d('connect'));
+    assert.equal(d('configurable'), d('configure'));
+    assert.equal(d('renderer'), d('render'));
+    assert.notEqual(d('option'), d('opt'));
+    assert.notEqual(d('format'), d('form'));
+    assert.notEqual(d('server'), d('serve'));
+    assert.equal(tokenize('validation')[0], stem('validation'), 'off unless asked');
+  });
+
+  test('abbreviations are conflated with their full word or added after them; keywords of code stay out', () => {
+    assert.deepEqual(tokenize('ctx.body', { abbreviations: 'conflate' }), ['ctx.body', 'context', stem('body')]);
+    assert.deepEqual(tokenize('req', { abbreviations: 'expand' }), ['req', 'request']);
+    assert.ok(!codeIdentifiers('if err != nil { return err }', { abbreviations: 'conflate' }).includes('error'));
+  });
+
+  const docs = [
+    snip({ breadcrumb: ['Guide', 'Validation'], content: 'The validator checks every field of the body.', sourcePath: 'v.md' }),
+    snip({ breadcrumb: ['Guide', 'The ctx object'], code: 'ctx.body = { ok: true }', sourcePath: 'c.md' }),
+  ];
+
+  test('derive finds the noun for a question with the verb, in both modes; off by default', () => {
+    for (const derive of ['conflate', 'query'] as const) assert.equal(buildLexicalIndex(docs, { ...DEFAULT_BM25, derive }).search('how to validate', 10)[0]?.id, docs[0].id);
+    assert.equal(buildLexicalIndex(docs).search('how to validate', 10).length, 0);
+  });
+
+  test('abbreviations find ctx for a question about the context, in every mode; off by default', () => {
+    for (const abbreviations of ['conflate', 'index', 'query'] as const) assert.equal(buildLexicalIndex(docs, { ...DEFAULT_BM25, abbreviations }).search('context object', 10)[0]?.id, docs[1].id);
+    assert.equal(buildLexicalIndex(docs).search('context', 10).length, 0);
+  });
+});
