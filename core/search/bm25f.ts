@@ -15,8 +15,6 @@ export interface Bm25fIndex {
   readonly size: number;
   /** idf of a term (0 when no document has it). */
   idf(term: string): number;
-  /** Every term of the index. */
-  terms(): Iterable<string>;
   /** Adds each document's score for the terms to `scores` (indexed by document). */
   accumulate(terms: readonly string[], scores: Float64Array, touched: number[], termWeights?: readonly number[]): void;
 }
@@ -51,7 +49,6 @@ export function buildBm25f(fields: ReadonlyArray<ReadonlyArray<readonly string[]
   return {
     size: n,
     idf: (t) => idf.get(t) ?? 0,
-    terms: () => postings.keys(),
     accumulate(terms, scores, touched, termWeights) {
       for (let k = 0; k < terms.length; k++) {
         const p = postings.get(terms[k]);

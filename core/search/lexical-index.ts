@@ -12,7 +12,7 @@
 import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
 import { groupSections } from './sections.ts';
-import { ABBREVIATION_GROUPS, codeIdentifiers, deriveBase, tokenize, type TokenizeOptions } from './tokenize.ts';
+import { codeIdentifiers, tokenize } from './tokenize.ts';
 
 export interface IndexedSnippet
   extends Pick<Snippet, 'type' | 'title' | 'description' | 'code' | 'content' | 'breadcrumb' | 'pageTitle' | 'sourcePath'> {
@@ -71,20 +71,6 @@ export interface Bm25Params {
    */
   mergeRatio: number;
   mergeMaxTokens: number;
-  /**
-   * Derived forms (validate/validation/validator, render/renderer, deriveBase): 'conflate' makes
-   * them one term at index and query time; 'query' adds to a question word the index's words of
-   * the same base at `deriveWeight`.
-   */
-  derive: 'off' | 'conflate' | 'query';
-  deriveWeight: number;
-  /**
-   * Programmers' abbreviations (ctx/context, req/request...): 'conflate' makes each group one
-   * term at index and query time; 'index' adds the full word after an abbreviation in the
-   * index; 'query' adds the group's other forms to the question at `abbreviationWeight`.
-   */
-  abbreviations: 'off' | 'conflate' | 'index' | 'query';
-  abbreviationWeight: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -106,10 +92,6 @@ export const DEFAULT_BM25: Bm25Params = {
   parentMaxTokens: 800,
   mergeRatio: 0.5,
   mergeMaxTokens: 800,
-  derive: 'off',
-  deriveWeight: 0.5,
-  abbreviations: 'off',
-  abbreviationWeight: 1,
 };
 
 /** Groups of plain-English words documentation and questions use for the same thing. */
@@ -129,28 +111,27 @@ const SYNONYM_GROUPS: readonly string[] = [
   'quick fast speed performance',
 ];
 
-/** Each word of a group (as `tokenize` with `options` writes it) -> the other words of its group. */
-function groupMap(groups: readonly string[], options: TokenizeOptions): Map<string, string[]> {
+/** Each stemmed word of a synonym group -> the other words of its group. */
+export const SYNONYMS: ReadonlyMap<string, readonly string[]> = (() => {
   const out = new Map<string, string[]>();
-  for (const group of groups) {
-    const words = [...new Set(group.split(' ').flatMap((w) => tokenize(w, options)))];
+  for (const group of SYNONYM_GROUPS) {
+    const words = [...new Set(tokenize(group))];
     for (const w of words) out.set(w, [...new Set([...(out.get(w) ?? []), ...words.filter((x) => x !== w)])]);
   }
   return out;
-}
-
-/** Each stemmed word of a synonym group -> the other words of its group. */
-export const SYNONYMS: ReadonlyMap<string, readonly string[]> = groupMap(SYNONYM_GROUPS, {});
+})();
 
 /**
  * Words that phrase a question rather than name its subject ("is it possible to...", "something
  * like..."): plain English, the same for every library.
  */
-const FILLER_WORDS =
-  'like possible possibly correct correctly able trying try tried instead example examples simply actually really already still ' +
-  'every any each all whole certain specific kind sort thing things anything everything what else even rather right proper properly ' +
-  'best better good wrong work works working happen happens happening go goes going know tell say see seem seems';
-export const QUESTION_FILLERS: ReadonlySet<string> = new Set(tokenize(FILLER_WORDS));
+export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
+  tokenize(
+    'like possible possibly correct correctly able trying try tried instead example examples simply actually really already still ' +
+      'every any each all whole certain specific kind sort thing things anything everything what else even rather right proper properly ' +
+      'best better good wrong work works working happen happens happening go goes going know tell say see seem seems',
+  ),
+);
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
 
@@ -167,19 +148,13 @@ function has(sorted: Int32Array, v: number): boolean {
   return false;
 }
 
-/** The tokenizer of an index: text and code, as the parameters normalise words. */
-interface Tokenizer {
-  text(s: string): string[];
-  code(s: string): string[];
-}
-
 /** The words of one snippet alone (its title and code names, or its prose). */
-function memberWords(m: IndexedSnippet, tok: Tokenizer): string[] {
-  return m.type === 'code' ? [...tok.text(m.title), ...tok.code(m.code)] : tok.text(m.content);
+function memberWords(m: IndexedSnippet): string[] {
+  return m.type === 'code' ? [...tokenize(m.title), ...codeIdentifiers(m.code)] : tokenize(m.content);
 }
 
 /** The token lists of one section's fields, in FIELD_ORDER. */
-function sectionFields(members: readonly IndexedSnippet[], tokenize: Tokenizer['text'], codeIdentifiers: Tokenizer['code']): string[][] {
+function sectionFields(members: readonly IndexedSnippet[]): string[][] {
   const first = members[0];
   const crumbs = first.breadcrumb.length > 0 ? first.breadcrumb : [first.pageTitle];
   const heading = tokenize(crumbs[crumbs.length - 1]);
@@ -195,22 +170,10 @@ function sectionFields(members: readonly IndexedSnippet[], tokenize: Tokenizer['
 }
 
 export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: Bm25Params = DEFAULT_BM25): LexicalIndex {
-  const mode = params.abbreviations ?? 'off';
-  const base: TokenizeOptions = { derive: params.derive === 'conflate', ...(mode === 'conflate' ? { abbreviations: 'conflate' } : {}) };
-  const indexOptions: TokenizeOptions = mode === 'index' ? { ...base, abbreviations: 'expand' } : base;
-  const tok: Tokenizer = { text: (s) => tokenize(s, indexOptions), code: (s) => codeIdentifiers(s, indexOptions) };
-  const tokenizeQuery = (s: string) => tokenize(s, base);
-  const synonyms = params.synonymWeight > 0 ? groupMap(SYNONYM_GROUPS, base) : new Map<string, string[]>();
-  const abbreviations = mode === 'query' && params.abbreviationWeight > 0 ? groupMap(ABBREVIATION_GROUPS, base) : new Map<string, string[]>();
-  const fillers = new Set(tokenize(FILLER_WORDS, base));
   const sections = groupSections(snippets);
   const fields: string[][][] = FIELD_ORDER.map(() => []);
   for (const members of sections) {
-    const f = sectionFields(
-      members.map((i) => snippets[i]),
-      tok.text,
-      tok.code,
-    );
+    const f = sectionFields(members.map((i) => snippets[i]));
     for (let k = 0; k < FIELD_ORDER.length; k++) fields[k].push(f[k]);
   }
   const bm25 = buildBm25f(
@@ -229,29 +192,19 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   const parentFields: string[][][] = FIELD_ORDER.map(() => []);
   for (const p of parents) {
     const depth = p.ref.breadcrumb.length;
-    parentFields[0].push(tok.text(p.ref.breadcrumb[depth - 1]));
-    parentFields[1].push(tok.text(p.ref.breadcrumb.slice(0, -1).join(' \n ')));
+    parentFields[0].push(tokenize(p.ref.breadcrumb[depth - 1]));
+    parentFields[1].push(tokenize(p.ref.breadcrumb.slice(0, -1).join(' \n ')));
     const code: string[] = [];
     const prose: string[] = [];
     for (const sec of p.sections) {
       const crumbs = snippets[sections[sec][0]].breadcrumb;
-      if (crumbs.length > depth) prose.push(...tok.text(crumbs.slice(depth).join(' \n ')));
+      if (crumbs.length > depth) prose.push(...tokenize(crumbs.slice(depth).join(' \n ')));
       code.push(...fields[2][sec]);
       prose.push(...fields[3][sec]);
     }
     parentFields[2].push(code);
     parentFields[3].push(prose);
     parentFields[4].push(fields[4][p.sections[0]]);
-  }
-  // The index's words by derived base, so a question word reaches the other forms of its base.
-  const formsOf = new Map<string, string[]>();
-  if (params.derive === 'query' && params.deriveWeight > 0) {
-    for (const t of bm25.terms()) {
-      const b = deriveBase(t);
-      const list = formsOf.get(b);
-      if (list) list.push(t);
-      else formsOf.set(b, [t]);
-    }
   }
   const parentBm25 = buildBm25f(
     parentFields,
@@ -269,7 +222,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     }
     for (const i of members) {
       const nos = new Set<number>();
-      for (const t of memberWords(snippets[i], tok)) {
+      for (const t of memberWords(snippets[i])) {
         let no = termNo.get(t);
         if (no === undefined) termNo.set(t, (no = termNo.size));
         nos.add(no);
@@ -290,31 +243,25 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   return {
     size: snippets.length,
     search(query, limit) {
-      let terms = [...new Set(tokenizeQuery(query))];
+      let terms = [...new Set(tokenize(query))];
       if (params.dropFillers) {
-        const kept = terms.filter((t) => !fillers.has(t));
+        const kept = terms.filter((t) => !QUESTION_FILLERS.has(t));
         if (kept.length > 0) terms = kept;
       }
       if (terms.length === 0 || sections.length === 0 || !(limit > 0)) return [];
       const scores = new Float64Array(sections.length);
       const touched: number[] = [];
       const weighted = terms.map((t) => ({ t, w: 1 }));
-      const added = new Set(terms);
-      const expand = (groups: Map<string, string[]>, w: number) => {
+      if (params.synonymWeight > 0) {
+        // Each synonym once, even when two asked words lead to it.
+        const added = new Set(terms);
         for (const t of terms)
-          for (const other of groups.get(t) ?? [])
-            if (!added.has(other)) {
-              added.add(other);
-              weighted.push({ t: other, w });
+          for (const syn of SYNONYMS.get(t) ?? [])
+            if (!added.has(syn)) {
+              added.add(syn);
+              weighted.push({ t: syn, w: params.synonymWeight });
             }
-      };
-      expand(abbreviations, params.abbreviationWeight);
-      if (formsOf.size > 0) {
-        const derived = new Map<string, string[]>();
-        for (const t of terms) derived.set(t, formsOf.get(deriveBase(t)) ?? []);
-        expand(derived, params.deriveWeight);
       }
-      expand(synonyms, params.synonymWeight);
       bm25.accumulate(
         weighted.map((q) => q.t),
         scores,
