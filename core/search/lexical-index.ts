@@ -94,21 +94,130 @@ export const DEFAULT_BM25: Bm25Params = {
   mergeMaxTokens: 800,
 };
 
-/** Groups of plain-English words documentation and questions use for the same thing. */
+/**
+ * Groups of words questions and documentation use for the same thing: plain English and the
+ * general vocabulary of software (verbs of actions, kinds of values, spelling variants), the same
+ * for every library, chosen from how developers ask rather than from any set of questions.
+ */
 const SYNONYM_GROUPS: readonly string[] = [
+  // Actions.
   'delete remove erase',
   'create make',
+  'add insert append',
+  'change modify alter edit',
+  'start begin launch',
+  'stop halt terminate shutdown',
+  'finish complete',
+  'restart reload refresh',
+  'run execute',
+  'invoke call',
+  'show display print',
+  'retrieve fetch obtain read access',
+  'find search lookup',
+  'check verify validate',
+  'enable activate',
+  'disable deactivate',
+  'install setup',
+  'cancel abort',
+  'copy duplicate clone',
+  'merge combine',
+  'split divide',
+  'convert transform',
+  'replace substitute swap',
+  'skip ignore exclude omit',
+  'select choose pick',
+  'allow permit',
+  'prevent avoid',
+  'deny forbid reject',
+  'iterate loop',
+  'trigger fire',
+  'throw raise',
+  'send emit dispatch',
+  'listen subscribe',
+  'watch observe',
+  'delay sleep wait pause',
+  'store save persist',
+  'share reuse',
+  'wrap surround',
+  'trim strip',
+  'reverse invert',
+  'order sort arrange',
+  'override overwrite',
+  'inherit extend subclass',
+  'import require',
+  'compile build',
+  'deploy publish',
+  'upgrade migrate',
+  'fix solve',
+  'debug troubleshoot',
+  'serialize stringify',
+  'silence suppress mute quiet',
+  'assert expect',
+  'mock stub fake spy',
+  'login signin',
+  'logout signout',
+  'disconnect detach',
+  'toggle switch',
+  'schedule cron',
+  'cache memoize',
+  'compress gzip',
+  // Things and qualities.
   'configure configuration config settings setting',
   'directory folder',
   'argument parameter param arg',
-  'change modify alter',
-  'start begin launch',
-  'stop halt terminate',
-  'show display print',
-  'retrieve fetch obtain read access',
   'error failure exception',
+  'issue problem bug',
+  'crash panic',
   'limit maximum max',
   'quick fast speed performance',
+  'timeout deadline',
+  'concurrent parallel simultaneous',
+  'periodic interval recurring',
+  'default fallback',
+  'required mandatory',
+  'deprecated obsolete legacy',
+  'many multiple several',
+  'empty blank',
+  'large big',
+  'equal identical',
+  'different distinct',
+  'total sum',
+  'size length',
+  'version release',
+  'tutorial guide walkthrough',
+  'plugin extension addon',
+  'library package',
+  'component widget',
+  'terminal shell console',
+  'password credential',
+  'user account',
+  'task job',
+  'batch bulk',
+  'row record entry',
+  'property attribute',
+  'method function',
+  'array list',
+  'dictionary map',
+  'string text',
+  'null nil none',
+  'schema shape structure',
+  'payload body',
+  'response reply',
+  'endpoint route',
+  'link hyperlink',
+  'website site',
+  'email mail',
+  'image picture photo',
+  'theme skin',
+  'locale language',
+  'stylesheet css',
+  'shortcut hotkey keybinding',
+  'notification alert',
+  'popup modal dialog',
+  // Spelling variants.
+  'color colour',
+  'behavior behaviour',
+  'canceled cancelled',
 ];
 
 /** Each stemmed word of a synonym group -> the other words of its group. */
@@ -116,7 +225,7 @@ export const SYNONYMS: ReadonlyMap<string, readonly string[]> = (() => {
   const out = new Map<string, string[]>();
   for (const group of SYNONYM_GROUPS) {
     const words = [...new Set(tokenize(group))];
-    for (const w of words) out.set(w, [...(out.get(w) ?? []), ...words.filter((x) => x !== w)]);
+    for (const w of words) out.set(w, [...new Set([...(out.get(w) ?? []), ...words.filter((x) => x !== w)])]);
   }
   return out;
 })();
@@ -253,8 +362,14 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       const touched: number[] = [];
       const weighted = terms.map((t) => ({ t, w: 1 }));
       if (params.synonymWeight > 0) {
-        const asked = new Set(terms);
-        for (const t of terms) for (const syn of SYNONYMS.get(t) ?? []) if (!asked.has(syn)) weighted.push({ t: syn, w: params.synonymWeight });
+        // Each synonym once, even when two asked words lead to it.
+        const added = new Set(terms);
+        for (const t of terms)
+          for (const syn of SYNONYMS.get(t) ?? [])
+            if (!added.has(syn)) {
+              added.add(syn);
+              weighted.push({ t: syn, w: params.synonymWeight });
+            }
       }
       bm25.accumulate(
         weighted.map((q) => q.t),

@@ -268,6 +268,32 @@ describe('question words', () => {
     assert.ok(!hits.some((h) => h.id === docs[2].id));
   });
 
+  test('the synonyms cover general software verbs and nouns and spelling variants', () => {
+    const list = [
+      snip({ breadcrumb: ['Lists', 'Inserting items'], content: 'Items go at the end of the collection.', sourcePath: 'docs/lists.md' }),
+      snip({ breadcrumb: ['Styling', 'Colours'], content: 'Each palette entry has a hex code.', sourcePath: 'docs/style.md' }),
+      snip({ breadcrumb: ['Jobs', 'Aborting a job'], content: 'A running job stops at its next checkpoint.', sourcePath: 'docs/jobs.md' }),
+    ];
+    const idx = buildLexicalIndex(list);
+    assert.equal(idx.search('how to append?', 10)[0]?.id, list[0].id);
+    assert.equal(idx.search('which color', 10)[0]?.id, list[1].id);
+    assert.equal(idx.search('cancel a task', 10)[0]?.id, list[2].id);
+    const off = buildLexicalIndex(list, { ...DEFAULT_BM25, synonymWeight: 0 });
+    for (const q of ['how to append?', 'which color', 'cancel a task']) assert.equal(off.search(q, 10).length, 0, q);
+  });
+
+  test('a synonym reached from two asked words is added once', () => {
+    const list = [
+      snip({ breadcrumb: ['Files', 'Overview'], content: 'Erase old files now and then.', sourcePath: 'docs/files.md' }),
+      snip({ breadcrumb: ['Other', 'Overview'], content: 'Nothing to see in this text.', sourcePath: 'docs/other.md' }),
+    ];
+    const idx = buildLexicalIndex(list);
+    const one = idx.search('delete', 10)[0];
+    const two = idx.search('delete remove', 10)[0];
+    assert.equal(one?.id, list[0].id);
+    assert.ok(Math.abs(two.score - one.score) < 1e-12);
+  });
+
   test('synonyms and fillers can be turned off', () => {
     const plain = buildLexicalIndex(docs.map((s) => ({ ...s })), { ...DEFAULT_BM25, synonymWeight: 0, dropFillers: false });
     assert.ok(plain.search('Is it possible to add a route, for example?', 10).some((h) => h.id === docs[2].id));
