@@ -25,7 +25,7 @@ export interface AssemblyOptions {
   unitsBudget: number;
 }
 
-export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.45, maxUnitTokens: 800, maxUnits: 7, unitsBudget: 5000 };
+export const DEFAULT_ASSEMBLY: AssemblyOptions = { relativeCutoff: 0.45, maxUnitTokens: 800, maxUnits: 6, unitsBudget: 5000 };
 
 interface Unit {
   score: number;

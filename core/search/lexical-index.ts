@@ -100,9 +100,9 @@ export const DEFAULT_BM25: Bm25Params = {
   parentWeight: 0.9,
   parentMinDepth: 1,
   parentMaxTokens: 800,
-  mergeRatio: 0.5,
+  mergeRatio: 0.35,
   mergeMaxTokens: 800,
-  latentWeight: 0.1,
+  latentWeight: 0,
   latentRank: 48,
 };
 
