@@ -68,7 +68,10 @@ describe('a website library through the kernel', { skip: hasCorpora ? false : 's
     assert.ok(ctx.snippets.length > 0);
     const top = ctx.snippets[0];
     assert.equal(top.sourcePath, 'docs/api/routing');
-    assert.equal(top.sourceUrl, `${site.origin}/docs/api/routing#path-parameter`, 'the heading anchor of the page reaches the snippet');
+    // The best unit may be the "Path parameter" section alone or merged with the section before
+    // it; its link points at the heading where its text starts.
+    assert.ok(['basic', 'path-parameter'].includes(top.anchor!), `anchor ${top.anchor}`);
+    assert.equal(top.sourceUrl, `${site.origin}/docs/api/routing#${top.anchor}`, 'the heading anchor of the page reaches the snippet');
     assert.ok(ctx.snippets.some((s) => s.type === 'code' && s.language === 'typescript'), 'code blocks keep their language');
     assert.ok(ctx.snippets.some((s) => s.anchor && s.sourceUrl!.endsWith(`#${s.anchor}`)));
   });
