@@ -311,7 +311,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   const parents =
     params.parentWeight > 0
       ? findParents(sections, snippets, params.parentMinDepth).filter(
-          (p) => p.sections.reduce((n, k) => n + sections[k].reduce((m, i) => m + (snippets[i].tokens ?? 0), 0), 0) <= params.parentMaxTokens,
+          (p) => p.sections.reduce((n, k) => n + secTokens[k], 0) <= params.parentMaxTokens,
         )
       : [];
   const parentFields: string[][][] = FIELD_ORDER.map(() => []);

@@ -1,21 +1,20 @@
 /**
  * Why a question ranks as it does: for each question id given, its search terms, its gold
  * sections and the answer units in order (score, source, heading path, size), with the gold
- * ones marked, as far down as the first gold hit. Reads the snippets bench:quick cached
- * (run `npm run bench:quick` first).
+ * ones marked, as far down as the first gold hit. Reads the snippets bench:quick cached for
+ * the current chunking code (run `npm run bench:quick` first).
  *
  *   npm run bench:explain -- hugo-C-014 zod-C-006 [--questions FILE] [--show N]
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { DEFAULT_ASSEMBLY, assembleContext } from '../../core/context-assembly.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
 import { tokenize } from '../../core/search/tokenize.ts';
 import { readQuestions } from './inputs.ts';
 import { hits as hitsGold } from './metrics.ts';
+import { cachedSnippets, searchHits } from './snippet-cache.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({
@@ -25,26 +24,20 @@ const { values, positionals } = parseArgs({
     show: { type: 'string', default: '8' },
   },
 });
-const cacheDir = join(ROOT, 'bench-out', 'cache');
 if (positionals.length === 0) throw new Error('give the ids of the questions to explain, e.g. npm run bench:explain -- koa-C-001');
-if (!existsSync(cacheDir)) throw new Error('no cached snippets: run npm run bench:quick first');
 const wanted = new Set(positionals);
 const questions = readQuestions(resolve(values.questions!)).filter((q) => wanted.has(q.id));
 for (const id of wanted) if (!questions.some((q) => q.id === id)) console.log(`${id}: no such question`);
 const show = Number(values.show);
-const cached = readdirSync(cacheDir);
 
 for (const q of questions) {
-  const file = cached.filter((f) => f.startsWith(`${q.corpus}-`)).pop();
-  if (!file) {
-    console.log(`${q.id}: corpus ${q.corpus} is not cached; run npm run bench:quick first`);
+  const list = cachedSnippets(q.corpus);
+  if (!list) {
+    console.log(`${q.id}: corpus ${q.corpus} is not cached for the current chunking code; run npm run bench:quick first`);
     continue;
   }
-  const list = JSON.parse(readFileSync(join(cacheDir, file), 'utf8')) as StoredSnippet[];
   const byId = new Map(list.map((s) => [s.id, s]));
-  const found: SearchHit[] = buildLexicalIndex(list, DEFAULT_BM25)
-    .search(q.question, 5000)
-    .map((r) => ({ snippet: byId.get(r.id)!, score: r.score, ...(r.unit ? { unit: r.unit } : {}) }));
+  const found = searchHits(buildLexicalIndex(list, DEFAULT_BM25), byId, q.question, 5000);
   const units = assembleContext(found, q.question, 1e9, { ...DEFAULT_ASSEMBLY, relativeCutoff: 0, maxUnits: 100000 });
   const score = new Map(found.map((h) => [h.snippet.id, h.score]));
   console.log(`\n== ${q.id}: ${q.question}\n   terms: ${tokenize(q.question).join(' ')}`);

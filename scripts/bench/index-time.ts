@@ -5,14 +5,10 @@
  *
  *   npx tsx scripts/bench/index-time.ts [--corpus python] [--runs 5] [--params '{json}']
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { StoredSnippet } from '../../core/contracts.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
+import { cachedSnippets } from './snippet-cache.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values } = parseArgs({
   options: {
     corpus: { type: 'string', default: 'python' },
@@ -20,10 +16,8 @@ const { values } = parseArgs({
     params: { type: 'string', default: '{}' },
   },
 });
-const dir = join(ROOT, 'bench-out', 'cache');
-const file = readdirSync(dir).find((f) => f.startsWith(`${values.corpus}-`) && f.endsWith('.json'));
-if (!file) throw new Error(`No cached snippets of ${values.corpus} in ${dir} (run bench:quick with a question of that corpus).`);
-const snippets = JSON.parse(readFileSync(join(dir, file), 'utf8')) as StoredSnippet[];
+const snippets = cachedSnippets(values.corpus!);
+if (!snippets) throw new Error(`No cached snippets of ${values.corpus} for the current chunking code (run bench:quick with a question of that corpus).`);
 const params = { ...DEFAULT_BM25, ...(JSON.parse(values.params!) as object) };
 const times: number[] = [];
 const cpu: number[] = [];

@@ -7,21 +7,14 @@
  *
  *   npm run bench:quick [-- --questions FILE --corpora DIR --verbose]
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
-import { defaultConfigPath } from '../../core/config.ts';
-import { addLibrary, runIngestJob } from '../../core/ingest.ts';
-import { createKernel } from '../../core/kernel.ts';
 import { assembleContext, CANDIDATES } from '../../core/query.ts';
 import { DEFAULT_ASSEMBLY } from '../../core/context-assembly.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
-import { createConsoleLogger } from '../../core/services.ts';
-import { readCorpora, readQuestions, type CorpusInfo } from './inputs.ts';
+import { readCorpora, readQuestions } from './inputs.ts';
+import { loadSnippets, searchHits } from './snippet-cache.ts';
 import { aggregate, hasGold, judgeQuestion, percentile, type Metrics } from './metrics.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -54,7 +47,7 @@ const indexes = new Map([...snippets].map(([c, list]) => [c, { index: buildLexic
 for (const q of questions) {
   const { index, byId } = indexes.get(q.corpus)!;
   const t = performance.now();
-  const hits: SearchHit[] = index.search(q.question, CANDIDATES).map((r) => ({ snippet: byId.get(r.id)!, score: r.score, ...(r.unit ? { unit: r.unit } : {}) }));
+  const hits = searchHits(index, byId, q.question, CANDIDATES);
   const picked = assembleContext(hits, q.question, 5000, assembly);
   searchMs.push(performance.now() - t);
   tokens.push(picked.reduce((n, s) => n + s.tokens, 0));
@@ -75,41 +68,6 @@ for (const [c, m] of Object.entries(perCorpus)) console.log(`${c.padEnd(9)} ${TU
 console.log(`tuning   ${fmt(half(true))}\nheld-out ${fmt(half(false))}\nmacro    ${fmt(macro)}`);
 console.log(`gold file among the first 5: ${fileHits5} of ${judged.length} questions; gold section: ${judged.filter((j) => j.metrics['hit@5']).length}`);
 console.log(`tokens p50 ${percentile(tokens, 50)} p90 ${percentile(tokens, 90)}; search+assembly p50 ${percentile(searchMs, 50).toFixed(2)} ms p99 ${percentile(searchMs, 99).toFixed(2)} ms`);
-
-/** Stored snippets of each corpus, from the cache while the chunker is unchanged. */
-async function loadSnippets(list: CorpusInfo[]): Promise<Map<string, StoredSnippet[]>> {
-  const hash = createHash('sha256');
-  for (const dir of ['plugins/chunker-markdown', 'plugins/source-upload', 'core/includes']) {
-    for (const f of readdirSync(join(ROOT, dir)).sort()) hash.update(f).update(readFileSync(join(ROOT, dir, f)));
-  }
-  const key = hash.digest('hex').slice(0, 16);
-  const cacheDir = join(ROOT, 'bench-out', 'cache');
-  const out = new Map<string, StoredSnippet[]>();
-  const missing = list.filter((c) => {
-    const f = join(cacheDir, `${c.name}-${key}.json`);
-    if (existsSync(f)) out.set(c.name, JSON.parse(readFileSync(f, 'utf8')) as StoredSnippet[]);
-    return !out.has(c.name);
-  });
-  if (missing.length === 0) return out;
-  mkdirSync(cacheDir, { recursive: true });
-  const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-quick-'));
-  const kernel = await createKernel(defaultConfigPath(), { env: { dataDir, mode: 'writer' }, logger: createConsoleLogger('error') });
-  await kernel.open();
-  try {
-    for (const c of missing) {
-      const { job } = await addLibrary(kernel, { source: 'upload', id: c.libraryId, spec: { path: c.dir } });
-      const done = await runIngestJob(kernel, job.id);
-      if (done.state !== 'succeeded') throw new Error(`${c.name}: ${done.error?.message}`);
-      const stored = await kernel.store.getSnippets(c.libraryId, '');
-      writeFileSync(join(cacheDir, `${c.name}-${key}.json`), JSON.stringify(stored));
-      out.set(c.name, stored);
-    }
-  } finally {
-    await kernel.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-  return out;
-}
 
 function merge<T>(base: T, over: unknown): T {
   if (!over || typeof over !== 'object' || Array.isArray(over)) return (over ?? base) as T;
