@@ -1,9 +1,7 @@
-import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../../../core/net/address-policy.ts';
-import { RefdeskError, type ErrorCode } from '../../../core/errors.ts';
 import { GitSource } from '../../../plugins/source-git/git-source.ts';
 import type { GitSourceOptions } from '../../../plugins/source-git/schema.ts';
 import { startGitServer, type GitServer } from './git-http-server.ts';
@@ -39,16 +37,4 @@ export async function gitFixture(tokens: Record<string, string> = {}): Promise<G
   };
 }
 
-/** Asserts a RefdeskError with this code whose message contains every fragment. */
-export async function rejectsWith(p: Promise<unknown>, code: ErrorCode, fragments: string[] = []): Promise<RefdeskError> {
-  let caught: unknown;
-  try {
-    await p;
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof RefdeskError, `expected a RefdeskError(${code}), got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  for (const f of fragments) assert.ok(caught.message.includes(f), `message ${JSON.stringify(caught.message)} lacks ${JSON.stringify(f)}`);
-  return caught;
-}
+export { rejectsWith } from '../../helpers/rejects-with.ts';

@@ -1,10 +1,8 @@
-import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { TestContext } from 'node:test';
 import type { Source, SourceContext, SourceDocument } from '../../../core/contracts.ts';
-import { RefdeskError, type ErrorCode } from '../../../core/errors.ts';
 
 /** A fresh temp directory, removed when the test ends. */
 export async function tempDir(t: TestContext): Promise<string> {
@@ -22,20 +20,7 @@ export async function writeTree(root: string, files: Record<string, string | Buf
   }
 }
 
-/** Asserts a RefdeskError with this code whose message contains every given fragment. */
-export async function rejectsWith(p: Promise<unknown>, code: ErrorCode, fragments: string[] = []): Promise<RefdeskError> {
-  let caught: unknown;
-  try {
-    await p;
-  } catch (e) {
-    caught = e;
-  }
-  assert.ok(caught instanceof RefdeskError, `expected a RefdeskError(${code}), got ${String(caught)}`);
-  assert.equal(caught.code, code, caught.message);
-  for (const f of fragments) assert.ok(caught.message.includes(f), `message ${JSON.stringify(caught.message)} lacks ${JSON.stringify(f)}`);
-  assert.ok(!caught.message.includes('\n    at '), 'message must not carry a stack trace');
-  return caught;
-}
+export { rejectsWith } from '../../helpers/rejects-with.ts';
 
 /** Reads a source by hand: what it yielded before failing, and the failure. */
 export async function drain(source: Source, spec: Record<string, unknown>, signal?: AbortSignal): Promise<{ docs: SourceDocument[]; error: unknown }> {
