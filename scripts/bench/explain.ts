@@ -24,7 +24,10 @@ const { values, positionals } = parseArgs({
     show: { type: 'string', default: '8' },
   },
 });
-if (positionals.length === 0) throw new Error('give the ids of the questions to explain, e.g. npm run bench:explain -- koa-C-001');
+if (positionals.length === 0) {
+  console.error('Give the ids of the questions to explain, e.g. npm run bench:explain -- koa-C-002');
+  process.exit(2);
+}
 const wanted = new Set(positionals);
 const questions = readQuestions(resolve(values.questions!)).filter((q) => wanted.has(q.id));
 for (const id of wanted) if (!questions.some((q) => q.id === id)) console.log(`${id}: no such question`);

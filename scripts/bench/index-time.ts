@@ -17,7 +17,10 @@ const { values } = parseArgs({
   },
 });
 const snippets = cachedSnippets(values.corpus!);
-if (!snippets) throw new Error(`No cached snippets of ${values.corpus} for the current chunking code (run bench:quick with a question of that corpus).`);
+if (!snippets) {
+  console.error(`No cached snippets of ${values.corpus} for the current chunking code (run bench:quick with a question of that corpus).`);
+  process.exit(2);
+}
 const params = { ...DEFAULT_BM25, ...(JSON.parse(values.params!) as object) };
 const times: number[] = [];
 const cpu: number[] = [];
