@@ -102,35 +102,35 @@ export class MarkdownChunker implements Chunker {
     }
 
     // Walk blocks in order: collect prose runs, emit code snippets with the prose before them.
-    const codeNodes = section.nodes.filter((n): n is Code => n.type === 'code');
+    const blocks = sectionBlocks(section.nodes, text, this.options.maxInfoTokens);
+    const codeCount = blocks.filter((b) => b.code).length;
     const prose: Array<{ md: string; start: number; end: number }> = [];
     let proseSinceCode: string[] = [];
     let sectionFirstProse = '';
-    const pendingCode: Array<{ node: Code; before: string }> = [];
-    for (const node of section.nodes) {
-      if (node.type === 'code') {
-        pendingCode.push({ node, before: proseSinceCode.join('\n\n') });
+    const pendingCode: Array<{ node: Code; before: string; after: string }> = [];
+    blocks.forEach((block, i) => {
+      if (block.code) {
+        const next = blocks[i + 1];
+        pendingCode.push({ node: block.code, before: proseSinceCode.join('\n\n'), after: next && !next.code ? next.md : '' });
         proseSinceCode = [];
-        continue;
+        return;
       }
-      if (node.type === 'html' || node.type === 'yaml' || node.type === 'definition' || (node.type as string) === 'toml') continue;
-      const md = sliceNode(text, node);
-      if (!md.trim()) continue;
-      prose.push({ md, start: node.position!.start.line, end: node.position!.end.line });
-      proseSinceCode.push(md);
-      if (!sectionFirstProse) sectionFirstProse = md;
-    }
+      prose.push({ md: block.md, start: block.start, end: block.end });
+      // A list item starts a new step: the code after it is explained by it, not by the step before.
+      if (block.item) proseSinceCode = [];
+      proseSinceCode.push(block.item ? block.md.replace(/^(?:\d+[.)]|[-*+])[ \t]+/, '') : block.md);
+      if (!sectionFirstProse) sectionFirstProse = block.md;
+    });
 
     // Code snippets.
-    pendingCode.forEach(({ node, before }, idx) => {
+    pendingCode.forEach(({ node, before, after }, idx) => {
       const code = node.value;
       if (!code.trim()) return;
-      const after = proseAfter(section.nodes, node, text);
       let description = markdownToPlain(before) || (idx === 0 ? intro.join('\n') : '') || markdownToPlain(after) || markdownToPlain(sectionFirstProse);
       description = truncate(description, this.options.maxDescriptionChars);
       const language = normalizeLanguage(node.lang, code);
       let title = heading;
-      if (codeNodes.length > 1) {
+      if (codeCount > 1) {
         const hint = firstSentence(markdownToPlain(before || after), 80);
         if (hint) title = `${heading} - ${hint}`;
       }
@@ -194,11 +194,117 @@ function sliceNode(text: string, node: RootContent): string {
   return text.slice(p.start.offset, p.end.offset);
 }
 
-function proseAfter(nodes: RootContent[], code: Code, text: string): string {
-  const i = nodes.indexOf(code);
-  const next = nodes[i + 1];
-  if (next && (next.type === 'paragraph' || next.type === 'list' || next.type === 'blockquote')) return sliceNode(text, next);
-  return '';
+/** A block of a section: a code block, or prose (markdown) with its line span. */
+interface Block {
+  code?: Code;
+  /** Prose that opens a list item (with its marker). */
+  item?: boolean;
+  md: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * The blocks of a section in document order. A list holding code (the steps of a guide, each
+ * with its snippet) is opened up so its code blocks become code snippets of their own, each item's
+ * text kept as prose; a list or table bigger than `maxTokens` is cut between items or rows (a
+ * table part repeats the header), so no info snippet is a whole reference table.
+ */
+function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: number): Block[] {
+  const out: Block[] = [];
+  for (const node of nodes) {
+    if (node.type === 'code') {
+      out.push({ code: node, md: '', start: node.position!.start.line, end: node.position!.end.line });
+      continue;
+    }
+    if (node.type === 'html' || node.type === 'yaml' || node.type === 'definition' || (node.type as string) === 'toml') continue;
+    if (node.type === 'list' && hasCode(node)) {
+      listBlocks(node, text, out);
+      continue;
+    }
+    const md = cleanProse(sliceNode(text, node), node.type === 'table');
+    if (!md.trim()) continue;
+    const start = node.position!.start.line;
+    const end = node.position!.end.line;
+    if (estimateTokens(md) > maxTokens && node.type === 'list') out.push(...groupParts(node.children, text, maxTokens, ''));
+    else if (estimateTokens(md) > maxTokens && node.type === 'table' && node.children.length > 2) {
+      const lines = text.split('\n');
+      const header = cleanProse(`${lines[start - 1]}\n${lines[start] ?? ''}`, true);
+      out.push(...groupParts(node.children.slice(1), text, maxTokens - estimateTokens(header), header));
+    } else out.push({ md, start, end });
+  }
+  return out;
+}
+
+function hasCode(node: RootContent): boolean {
+  if (node.type === 'code') return true;
+  return 'children' in node && (node.children as RootContent[]).some(hasCode);
+}
+
+/** A list with code opened up: each item's prose (with its marker), its code, its nested lists. */
+function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, out: Block[]): void {
+  for (const item of list.children) {
+    let pendingStart = item.position!.start.offset!;
+    let pendingLine = item.position!.start.line;
+    let opening = true;
+    const flush = (endOffset: number, endLine: number) => {
+      const md = cleanProse(dedent(text.slice(pendingStart, endOffset))).trim();
+      if (md) out.push({ md, start: pendingLine, end: endLine, ...(opening ? { item: true } : {}) });
+      opening = false;
+    };
+    for (const child of item.children) {
+      if (child.type === 'code' || (child.type === 'list' && hasCode(child))) {
+        flush(child.position!.start.offset!, child.position!.start.line - 1);
+        if (child.type === 'code') out.push({ code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
+        else listBlocks(child, text, out);
+        pendingStart = child.position!.end.offset!;
+        pendingLine = child.position!.end.line + 1;
+        continue;
+      }
+    }
+    if (pendingStart < item.position!.end.offset!) flush(item.position!.end.offset!, item.position!.end.line);
+  }
+}
+
+/** Consecutive children (list items, table rows) in parts of at most `maxTokens`, each after `header`. */
+function groupParts(children: readonly RootContent[], text: string, maxTokens: number, header: string): Block[] {
+  const out: Block[] = [];
+  let first = -1;
+  let tokens = 0;
+  const flush = (last: number) => {
+    if (first < 0) return;
+    const a = children[first].position!;
+    const b = children[last].position!;
+    const body = cleanProse(text.slice(a.start.offset!, b.end.offset!), !!header);
+    if (body.trim()) out.push({ md: header ? `${header}\n${body}` : body, start: a.start.line, end: b.end.line });
+    first = -1;
+    tokens = 0;
+  };
+  children.forEach((child, i) => {
+    const t = estimateTokens(cleanProse(sliceNode(text, child), !!header));
+    if (first >= 0 && tokens + t > maxTokens) flush(i - 1);
+    if (first < 0) first = i;
+    tokens += t;
+  });
+  flush(children.length - 1);
+  return out;
+}
+
+/** Lines indented alike (the body of a list item) moved back to the left margin. */
+function dedent(md: string): string {
+  const lines = md.split('\n');
+  const rest = lines.slice(1).filter((l) => l.trim());
+  const indent = rest.length === 0 ? 0 : Math.min(...rest.map((l) => l.match(/^ */)![0].length));
+  return indent === 0 ? md : [lines[0], ...lines.slice(1).map((l) => l.slice(Math.min(indent, l.match(/^ */)![0].length)))].join('\n');
+}
+
+/**
+ * Prose without inline images' data URIs (an embedded picture is kilobytes of base64, no words);
+ * a table also without the runs of spaces that align its columns in the source.
+ */
+function cleanProse(md: string, table = false): string {
+  const out = table ? md.replace(/[ \t]{2,}/g, ' ').replace(/-{4,}/g, '---') : md;
+  return out.replace(/!\[([^\]]*)\]\(data:[^)]*\)/g, (_, alt: string) => (alt.trim() ? `[image: ${alt.trim()}]` : ''));
 }
 
 /** A file name given in the fence info (`js src/App.js`, `ts [vite.config.ts]`, `{file="x"}`). */

@@ -56,6 +56,69 @@ describe('chunker-markdown on plain markdown', () => {
     for (let i = 0; i < 12; i++) assert.ok(all.includes(`Paragraph ${i} `));
   });
 
+  test('code inside list items (the steps of a guide) becomes code snippets, each with its step as description', () => {
+    const md = [
+      '# Setup',
+      '',
+      '1. In your config, enable the manifest:',
+      '',
+      '   ```js',
+      '   export default { build: { manifest: true } }',
+      '   ```',
+      '',
+      '   Then restart the server.',
+      '',
+      '2. Inject the client script:',
+      '',
+      '   ```html',
+      '   <script type="module" src="/@vite/client"></script>',
+      '   ```',
+      '',
+    ].join('\n');
+    const sn = chunker.chunk({ path: 'guide.md', format: 'markdown', content: md });
+    const code = sn.filter((s) => s.type === 'code');
+    assert.deepEqual(
+      code.map((s) => [s.code, s.description, s.lineStart, s.lineEnd]),
+      [
+        ['export default { build: { manifest: true } }', 'In your config, enable the manifest:', 5, 7],
+        ['<script type="module" src="/@vite/client"></script>', 'Inject the client script:', 13, 15],
+      ],
+    );
+    assert.equal(code[0].title, 'Setup - In your config, enable the manifest');
+    const info = sn.filter((s) => s.type === 'info');
+    assert.equal(info.length, 1);
+    // The steps' text stays (with its numbering), the code is not repeated in the prose.
+    assert.match(info[0].content, /^1\. In your config, enable the manifest:\n\nThen restart the server\.\n\n2\. Inject the client script:$/);
+    assert.ok(!info[0].content.includes('```'));
+  });
+
+  test('a list or table bigger than an info snippet is cut between items or rows; a table part repeats the header', () => {
+    const items = Array.from({ length: 40 }, (_, i) => `- item ${i}: ` + 'word '.repeat(40)).join('\n');
+    const rows = Array.from({ length: 60 }, (_, i) => `| opt${i}      | \`string\`      | ${'text '.repeat(20)} |`).join('\n');
+    const md = `# Ref\n\n${items}\n\n## Config\n\n| Property      | Type      | Description |\n|---------------|-----------|-------------|\n${rows}\n`;
+    const sn = chunker.chunk({ path: 'ref.md', format: 'markdown', content: md });
+    const list = sn.filter((s) => s.title === 'Ref');
+    assert.ok(list.length >= 3, `list split, got ${list.length}`);
+    assert.ok(list.every((s) => s.tokens <= 450));
+    assert.equal(list.map((s) => s.content).join('\n'), items.replace(/ +$/gm, ''));
+    const table = sn.filter((s) => s.title === 'Config');
+    assert.ok(table.length >= 3, `table split, got ${table.length}`);
+    for (const part of table) {
+      assert.ok(part.tokens <= 450);
+      assert.match(part.content, /^\| Property \| Type \| Description \|\n\|---\|---\|---\|\n\| opt\d+ \|/);
+    }
+    const lines = md.split('\n');
+    const second = table[1];
+    assert.match(lines[second.lineStart - 1], /^\| opt\d+ /, 'a later part starts at its first row');
+    for (let i = 0; i < 60; i++) assert.equal(table.filter((s) => s.content.includes(`| opt${i} |`)).length, 1);
+  });
+
+  test('an inline image given as a data URI keeps its alt text, not its base64', () => {
+    const md = `# Hash\n\nTree mode: ![Explanation of tree mode](data:image/png;base64,${'iVBORw0KGgo'.repeat(500)}) as shown.\n`;
+    const [info] = chunker.chunk({ path: 'h.md', format: 'markdown', content: md });
+    assert.equal(info.content, 'Tree mode: [image: Explanation of tree mode] as shown.');
+  });
+
   test('empty and heading-less documents do not throw', () => {
     assert.deepEqual(chunker.chunk({ path: 'e.md', format: 'markdown', content: '' }), []);
     const sn = chunker.chunk({ path: 'notes.txt', format: 'text', content: 'just some words\n' });
