@@ -12,7 +12,6 @@
 import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
 import { buildLatentModel, DEFAULT_LATENT } from './latent.ts';
-import { buildPositions, type QueryTerm } from './proximity.ts';
 import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
@@ -82,15 +81,6 @@ export interface Bm25Params {
    */
   latentWeight: number;
   latentRank: number;
-  /**
-   * Term proximity (core/search/proximity.ts): the `proximityTop` best sections and parents after
-   * BM25F gain this share of their proximity bonus (pairs of different question words within
-   * `proximityWindow` tokens of each other in their prose or code, 1 / distance^2 each,
-   * saturated, times the lighter word's weight). 0 = off (and no positions kept).
-   */
-  proximityWeight: number;
-  proximityWindow: number;
-  proximityTop: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -114,9 +104,6 @@ export const DEFAULT_BM25: Bm25Params = {
   mergeMaxTokens: 800,
   latentWeight: 0,
   latentRank: 48,
-  proximityWeight: 0,
-  proximityWindow: 10,
-  proximityTop: 100,
 };
 
 /**
@@ -268,23 +255,6 @@ export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
 );
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
-/** The fields whose token order proximity reads. */
-const PROX_FIELDS: readonly FieldName[] = ['prose', 'code'];
-
-/** The top `n` of `docs` by score (all of them when there are fewer). */
-function topBy(docs: readonly number[], scores: Float64Array, n: number): number[] {
-  if (docs.length <= n) return [...docs];
-  return [...docs].sort((a, b) => scores[b] - scores[a] || a - b).slice(0, n);
-}
-
-/** The asked word (its place in the question) each term of the question comes from. */
-function wordGroups(query: string): Map<string, number> {
-  const out = new Map<string, number>();
-  query.split(/\s+/).forEach((word, i) => {
-    for (const t of tokenize(word)) if (!out.has(t)) out.set(t, i);
-  });
-  return out;
-}
 
 /** Whether a sorted array holds a value. */
 function has(sorted: Int32Array, v: number): boolean {
@@ -337,7 +307,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   // bench:quick mrr@10 0.663 against 0.666).
   const latent =
     params.latentWeight > 0 ? buildLatentModel([fields[0], fields[1], fields[3]], { ...DEFAULT_LATENT, rank: params.latentRank }) : undefined;
-  const positions = params.proximityWeight > 0 ? buildPositions(PROX_FIELDS.map((f) => fields[FIELD_ORDER.indexOf(f)])) : undefined;
   const secTokens = sections.map((m) => m.reduce((n, i) => n + (snippets[i].tokens ?? 0), 0));
   const parents =
     params.parentWeight > 0
@@ -362,9 +331,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     parentFields[3].push(prose);
     parentFields[4].push(fields[4][p.sections[0]]);
   }
-  const parentAvgLength = positions
-    ? Math.max(1, parents.reduce((n, p) => n + p.sections.reduce((m, k) => m + positions.length(k), 0), 0) / Math.max(1, parents.length))
-    : 1;
   const parentBm25 = buildBm25f(
     parentFields,
     FIELD_ORDER.map((f) => params.fields[f]),
@@ -410,22 +376,17 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       if (terms.length === 0 || sections.length === 0 || !(limit > 0)) return [];
       const scores = new Float64Array(sections.length);
       const touched: number[] = [];
-      const groups = wordGroups(query);
-      const weighted = terms.map((t, k) => ({ t, w: 1, g: groups.get(t) ?? -1 - k }));
+      const weighted = terms.map((t) => ({ t, w: 1 }));
       if (params.synonymWeight > 0) {
         // Each synonym once, even when two asked words lead to it.
         const added = new Set(terms);
-        for (const q of [...weighted])
-          for (const syn of SYNONYMS.get(q.t) ?? [])
+        for (const t of terms)
+          for (const syn of SYNONYMS.get(t) ?? [])
             if (!added.has(syn)) {
               added.add(syn);
-              weighted.push({ t: syn, w: params.synonymWeight, g: q.g });
+              weighted.push({ t: syn, w: params.synonymWeight });
             }
       }
-      const proximity = positions?.prepare(
-        weighted.map((q): QueryTerm => ({ term: q.t, weight: q.w * Math.pow(bm25.idf(q.t), params.idfPower), group: q.g })),
-        params.proximityWindow,
-      );
       bm25.accumulate(
         weighted.map((q) => q.t),
         scores,
@@ -449,7 +410,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         }
       };
       coverHeadings(fields[0], touched, scores);
-      if (proximity) for (const sec of topBy(touched, scores, params.proximityTop)) scores[sec] += params.proximityWeight * proximity([sec], positions!.avgLength);
       const folded = latent?.query(
         weighted.map((q) => q.t),
         weighted.map((q) => q.w),
@@ -492,7 +452,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           }),
         );
         coverHeadings(parentFields[0], ptouched, pscores);
-        if (proximity) for (const p of topBy(ptouched, pscores, params.proximityTop)) pscores[p] += params.proximityWeight * proximity(parents[p].sections, parentAvgLength);
         for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
       }
       order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
