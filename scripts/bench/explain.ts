@@ -14,6 +14,7 @@ import { buildLexicalIndex, DEFAULT_BM25 } from '../../core/search/lexical-index
 import { tokenize } from '../../core/search/tokenize.ts';
 import { readQuestions } from './inputs.ts';
 import { hits as hitsGold } from './metrics.ts';
+import { mergeParams } from './quick-run.ts';
 import { cachedSnippets, searchHits } from './snippet-cache.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -22,6 +23,8 @@ const { values, positionals } = parseArgs({
   options: {
     questions: { type: 'string', default: join(ROOT, '..', 'shared', 'bench', 'questions.jsonl') },
     show: { type: 'string', default: '8' },
+    /** JSON merged into DEFAULT_BM25, as for bench:quick. */
+    params: { type: 'string', default: '{}' },
   },
 });
 if (positionals.length === 0) {
@@ -40,7 +43,7 @@ for (const q of questions) {
     continue;
   }
   const byId = new Map(list.map((s) => [s.id, s]));
-  const found = searchHits(buildLexicalIndex(list, DEFAULT_BM25), byId, q.question, 5000);
+  const found = searchHits(buildLexicalIndex(list, mergeParams(DEFAULT_BM25, JSON.parse(values.params!))), byId, q.question, 5000);
   const units = assembleContext(found, q.question, 1e9, { ...DEFAULT_ASSEMBLY, relativeCutoff: 0, maxUnits: 100000 });
   const score = new Map(found.map((h) => [h.snippet.id, h.score]));
   console.log(`\n== ${q.id}: ${q.question}\n   terms: ${tokenize(q.question).join(' ')}`);

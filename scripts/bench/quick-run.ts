@@ -1,0 +1,94 @@
+/**
+ * One in-process benchmark run (what bench:quick prints and bench:sweep repeats): every question
+ * asked of a lexical index built with the given parameters over cached snippets, its answer
+ * assembled as the server does, judged with the benchmark's metrics.
+ */
+import type { StoredSnippet } from '../../core/contracts.ts';
+import { assembleContext, CANDIDATES } from '../../core/query.ts';
+import type { AssemblyOptions } from '../../core/context-assembly.ts';
+import { buildLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
+import { searchHits } from './snippet-cache.ts';
+import { aggregate, hasGold, judgeQuestion, percentile, type BenchQuestion, type Metrics } from './metrics.ts';
+
+/** Corpora the ranking is tuned on; the others are held out. */
+export const TUNING_CORPORA: ReadonlySet<string> = new Set(['koa', 'fastify', 'hugo', 'vitest', 'zustand']);
+
+export interface QuickResult {
+  macro: Metrics;
+  tuning: Metrics;
+  heldOut: Metrics;
+  perCorpus: Record<string, Metrics>;
+  /** Questions whose gold file is among the first five snippets / whose gold section is. */
+  fileHits5: number;
+  sectionHits5: number;
+  judged: number;
+  tokensP50: number;
+  tokensP90: number;
+  searchP50: number;
+  searchP99: number;
+  /** Questions whose gold is not in the first five: id, question, gold and the first five refs. */
+  misses: string[];
+}
+
+/** The indexes of the corpora for one set of parameters (built once, asked many times). */
+export function buildIndexes(snippets: ReadonlyMap<string, StoredSnippet[]>, params: Bm25Params): Map<string, { index: LexicalIndex; byId: Map<number, StoredSnippet> }> {
+  return new Map([...snippets].map(([c, list]) => [c, { index: buildLexicalIndex(list, params), byId: new Map(list.map((s) => [s.id, s])) }]));
+}
+
+/** Asks every question of its corpus's index and judges the answers. */
+export function runQuestions(
+  questions: readonly BenchQuestion[],
+  indexes: ReturnType<typeof buildIndexes>,
+  assembly: AssemblyOptions,
+): QuickResult {
+  let fileHits5 = 0;
+  const judged: Array<{ corpus: string; metrics: Metrics }> = [];
+  const tokens: number[] = [];
+  const searchMs: number[] = [];
+  const misses: string[] = [];
+  for (const q of questions) {
+    const { index, byId } = indexes.get(q.corpus)!;
+    const t = performance.now();
+    const hits = searchHits(index, byId, q.question, CANDIDATES);
+    const picked = assembleContext(hits, q.question, 5000, assembly);
+    searchMs.push(performance.now() - t);
+    tokens.push(picked.reduce((n, s) => n + s.tokens, 0));
+    if (!hasGold(q)) continue;
+    const refs = picked.map((s) => ({ path: s.sourcePath, lineStart: s.lineStart, lineEnd: s.lineEnd }));
+    const metrics = judgeQuestion(refs, q.gold);
+    judged.push({ corpus: q.corpus, metrics });
+    if (refs.slice(0, 5).some((r) => q.gold.some((g) => g.path === r.path))) fileHits5++;
+    if (metrics['hit@5'] === 0) {
+      misses.push(
+        `MISS ${q.id} ${q.question}\n  gold ${q.gold.map((g) => `${g.path}:${g.lines?.join('-')}`).join(' ')}\n  got  ${refs
+          .slice(0, 5)
+          .map((r) => `${r.path}:${r.lineStart}-${r.lineEnd}`)
+          .join(' ')}`,
+      );
+    }
+  }
+  const { macro, perCorpus } = aggregate(judged);
+  const half = (tuning: boolean) => aggregate(judged.filter((j) => TUNING_CORPORA.has(j.corpus) === tuning)).macro;
+  return {
+    macro,
+    tuning: half(true),
+    heldOut: half(false),
+    perCorpus,
+    fileHits5,
+    sectionHits5: judged.filter((j) => j.metrics['hit@5']).length,
+    judged: judged.length,
+    tokensP50: percentile(tokens, 50),
+    tokensP90: percentile(tokens, 90),
+    searchP50: percentile(searchMs, 50),
+    searchP99: percentile(searchMs, 99),
+    misses,
+  };
+}
+
+/** `over` merged into `base`, objects key by key (for --params / --assembly overrides). */
+export function mergeParams<T>(base: T, over: unknown): T {
+  if (!over || typeof over !== 'object' || Array.isArray(over)) return (over ?? base) as T;
+  const out = { ...(base as object) } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(over)) out[k] = mergeParams((base as Record<string, unknown>)[k], v);
+  return out as T;
+}

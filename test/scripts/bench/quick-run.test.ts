@@ -1,0 +1,66 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { StoredSnippet } from '../../../core/contracts.ts';
+import { DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
+import { DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
+import type { BenchQuestion } from '../../../scripts/bench/metrics.ts';
+import { buildIndexes, mergeParams, runQuestions } from '../../../scripts/bench/quick-run.ts';
+
+let id = 1;
+const info = (sourcePath: string, heading: string, content: string, lineStart: number): StoredSnippet => ({
+  id: id,
+  seq: id++,
+  type: 'info',
+  title: heading,
+  description: '',
+  language: '',
+  code: '',
+  content,
+  breadcrumb: ['Guide', heading],
+  pageTitle: 'Guide',
+  sourcePath,
+  lineStart,
+  lineEnd: lineStart + 5,
+  tokens: Math.ceil(content.length / 4),
+});
+
+const snippets = new Map([
+  // koa is a tuning corpus, zod a held-out one.
+  ['koa', [info('cookies.md', 'Cookies', 'Set and read cookies on the response.', 1), info('errors.md', 'Errors', 'Throw an error with a status.', 1)]],
+  ['zod', [info('strings.md', 'Strings', 'Validate email addresses and urls.', 1), info('numbers.md', 'Numbers', 'Integers and ranges of numbers.', 1)]],
+]);
+const q = (corpus: string, qid: string, question: string, path: string): BenchQuestion => ({
+  id: qid,
+  library: corpus,
+  corpus,
+  question,
+  type: 'api',
+  gold: [{ path, lines: [1, 6], grade: 2 }],
+});
+
+test('runQuestions judges each half on its own corpora and lists the misses', () => {
+  const questions = [
+    q('koa', 'k1', 'how do I set cookies', 'cookies.md'),
+    q('koa', 'k2', 'throw an error with a status', 'errors.md'),
+    q('zod', 'z1', 'validate email addresses', 'strings.md'),
+    // Gold that no snippet of the answer reaches: a miss of the held-out half.
+    q('zod', 'z2', 'validate email addresses', 'numbers.md'),
+  ];
+  const r = runQuestions(questions, buildIndexes(snippets, DEFAULT_BM25), DEFAULT_ASSEMBLY);
+  assert.equal(r.judged, 4);
+  assert.equal(r.tuning['hit@5'], 1);
+  assert.equal(r.heldOut['hit@5'], 0.5);
+  assert.equal(r.macro['hit@5'], 0.75);
+  assert.equal(r.misses.length, 1);
+  assert.match(r.misses[0], /^MISS z2 /);
+  assert.ok(r.tokensP50 > 0);
+});
+
+test('mergeParams merges objects key by key and leaves the base unchanged', () => {
+  const merged = mergeParams(DEFAULT_BM25, { k1: 2, fields: { heading: { weight: 5 } } });
+  assert.equal(merged.k1, 2);
+  assert.equal(merged.fields.heading.weight, 5);
+  assert.equal(merged.fields.heading.b, DEFAULT_BM25.fields.heading.b);
+  assert.equal(merged.fields.prose.weight, DEFAULT_BM25.fields.prose.weight);
+  assert.notEqual(DEFAULT_BM25.fields.heading.weight, 5);
+});
