@@ -218,6 +218,7 @@ function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: n
       continue;
     }
     if (node.type === 'html' || node.type === 'yaml' || node.type === 'definition' || (node.type as string) === 'toml') continue;
+    if (node.type === 'list' && isPageToc(node)) continue;
     if (node.type === 'list' && hasCode(node)) {
       listBlocks(node, text, out);
       continue;
@@ -234,6 +235,27 @@ function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: n
     } else out.push({ md, start, end });
   }
   return out;
+}
+
+/**
+ * A page's own table of contents: a list (nested or not) whose items are only links to headings
+ * of the same page. It repeats the page's headings, so it would match any question about the
+ * page, and the reader gets nothing from it.
+ */
+function isPageToc(list: Extract<RootContent, { type: 'list' }>): boolean {
+  let items = 0;
+  let links = 0;
+  const walk = (l: Extract<RootContent, { type: 'list' }>): void => {
+    for (const item of l.children) {
+      items++;
+      const [first, ...rest] = item.children;
+      const para = first?.type === 'paragraph' ? first.children.filter((c) => c.type !== 'text' || c.value.trim()) : [];
+      if (para.length === 1 && para[0].type === 'link' && para[0].url.startsWith('#')) links++;
+      for (const c of rest) if (c.type === 'list') walk(c);
+    }
+  };
+  walk(list);
+  return items >= 3 && links >= 0.8 * items;
 }
 
 function hasCode(node: RootContent): boolean {

@@ -113,6 +113,36 @@ describe('chunker-markdown on plain markdown', () => {
     for (let i = 0; i < 60; i++) assert.equal(table.filter((s) => s.content.includes(`| opt${i} |`)).length, 1);
   });
 
+  test("a page's own table of contents (a list of links to its headings) is dropped; other link lists stay", () => {
+    const md = [
+      '# Errors',
+      '',
+      '**Table of contents**',
+      '',
+      '- [Errors](#errors)',
+      '  - [Handling](#handling)',
+      '  - [Codes](#codes)',
+      '- [Hooks](#hooks)',
+      '',
+      'See also:',
+      '',
+      '- [Hooks](./hooks.md)',
+      '- [Routes](./routes.md)',
+      '- [Server](./server.md)',
+      '',
+      '- [Intro](#intro) explains the basics',
+      '- [Handling](#handling) shows more',
+      '- [Codes](#codes) lists them',
+      '',
+    ].join('\n');
+    const [info] = chunker.chunk({ path: 'errors.md', format: 'markdown', content: md });
+    assert.ok(!info.content.includes('[Errors](#errors)'));
+    assert.ok(!info.content.includes('- [Hooks](#hooks)'));
+    assert.ok(info.content.includes('**Table of contents**'));
+    assert.ok(info.content.includes('- [Routes](./routes.md)'), 'links to other pages are content');
+    assert.ok(info.content.includes('- [Intro](#intro) explains the basics'), 'items with text of their own are content');
+  });
+
   test('an inline image given as a data URI keeps its alt text, not its base64', () => {
     const md = `# Hash\n\nTree mode: ![Explanation of tree mode](data:image/png;base64,${'iVBORw0KGgo'.repeat(500)}) as shown.\n`;
     const [info] = chunker.chunk({ path: 'h.md', format: 'markdown', content: md });
