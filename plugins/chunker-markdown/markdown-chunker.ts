@@ -271,7 +271,8 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
     let opening = true;
     const flush = (endOffset: number, endLine: number) => {
       const md = cleanProse(dedent(text.slice(pendingStart, endOffset))).trim();
-      if (md) out.push({ md, start: pendingLine, end: endLine, ...(opening ? { item: true } : {}) });
+      // An item that opens with its code leaves only its marker before it.
+      if (md && !/^(?:\d+[.)]|[-*+])$/.test(md)) out.push({ md, start: pendingLine, end: endLine, ...(opening ? { item: true } : {}) });
       opening = false;
     };
     for (const child of item.children) {

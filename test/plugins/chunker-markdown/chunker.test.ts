@@ -90,6 +90,11 @@ describe('chunker-markdown on plain markdown', () => {
     // The steps' text stays (with its numbering), the code is not repeated in the prose.
     assert.match(info[0].content, /^1\. In your config, enable the manifest:\n\nThen restart the server\.\n\n2\. Inject the client script:$/);
     assert.ok(!info[0].content.includes('```'));
+
+    // An item made of code alone leaves no bare marker behind in the prose.
+    const bare = chunker.chunk({ path: 'b.md', format: 'markdown', content: '# B\n\nSteps:\n\n- ```sh\n  npm i x\n  ```\n- Then run it.\n' });
+    assert.deepEqual(bare.filter((s) => s.type === 'code').map((s) => s.code), ['npm i x']);
+    assert.equal(bare.find((s) => s.type === 'info')!.content, 'Steps:\n\n- Then run it.');
   });
 
   test('a list or table bigger than an info snippet is cut between items or rows; a table part repeats the header', () => {
