@@ -1,10 +1,10 @@
 import { describe, test, before, after, beforeEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { runSource, runSourceContract } from '../../../core/testing/index.ts';
-import { RefdeskError } from '../../../core/errors.ts';
 import { makeSpace } from './fixtures.ts';
 import { startFakeConfluence, type FakeConfluence } from './fake-confluence.ts';
 import { API_TOKEN, EMAIL, PAT, makeSource, previousOf } from './helpers.ts';
+import { rejection } from '../../helpers/rejects-with.ts';
 
 let fake: FakeConfluence;
 let spec: Record<string, unknown>;
@@ -19,15 +19,6 @@ beforeEach(() => {
   spec = { siteUrl: fake.origin, spaceKey: 'ENG', deployment: 'cloud', email: EMAIL, apiToken: API_TOKEN };
 });
 
-async function rejection(p: Promise<unknown>): Promise<RefdeskError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof RefdeskError, `expected a RefdeskError, got ${(e as Error)?.stack}`);
-    return e;
-  }
-  assert.fail('expected the read to fail');
-}
 
 describe('Confluence Cloud (REST v2)', () => {
   test('reads every page of the space with Basic auth, following the cursor through several pages of results', async () => {

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runSource, runSourceContract } from '../../../core/testing/index.ts';
-import { RefdeskError } from '../../../core/errors.ts';
 import { makeSpace } from './fixtures.ts';
 import { startFakeConfluence, type FakeConfluence } from './fake-confluence.ts';
 import { API_TOKEN, EMAIL, PAT, makeSource, previousOf } from './helpers.ts';
+import { rejection } from '../../helpers/rejects-with.ts';
 
 let fake: FakeConfluence;
 let spec: Record<string, unknown>;
@@ -22,15 +22,6 @@ beforeEach(() => {
   spec = { siteUrl: `${fake.origin}/confluence/`, spaceKey: 'ENG', personalAccessToken: PAT };
 });
 
-async function rejection(p: Promise<unknown>): Promise<RefdeskError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof RefdeskError, `expected a RefdeskError, got ${(e as Error)?.stack}`);
-    return e;
-  }
-  assert.fail('expected the read to fail');
-}
 
 describe('Confluence Server / Data Center (REST v1)', () => {
   test('reads the space with a Bearer token under the context path, paginating by start/limit', async () => {

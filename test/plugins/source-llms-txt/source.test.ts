@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { createFetch } from '../../../core/services.ts';
 import { runSource, runSourceContract } from '../../../core/testing/index.ts';
 import type { PreviousDocument, SourceDocument } from '../../../core/contracts.ts';
-import { RefdeskError } from '../../../core/errors.ts';
 import { LlmsTxtSource } from '../../../plugins/source-llms-txt/llms-txt-source.ts';
 import type { LlmsTxtOptions } from '../../../plugins/source-llms-txt/schema.ts';
 import { hasCorpora } from '../../helpers/corpora.ts';
 import { send, startServer } from '../../helpers/route-server.ts';
 import { fixture, markdownPage, rewriteLinks, startDenoSite } from './fixture-site.ts';
+import { rejection } from '../../helpers/rejects-with.ts';
 
 const skip = hasCorpora ? false : 'shared corpora not present';
 const FAST: Partial<LlmsTxtOptions> = { retryBaseDelayMs: 5, retryAttempts: 3 };
@@ -25,15 +25,6 @@ function previousOf(docs: SourceDocument[]): Map<string, PreviousDocument> {
   return new Map(docs.map((d) => [d.path, { hash: d.hash ?? '', meta: d.meta ?? {} }]));
 }
 
-async function rejection(p: Promise<unknown>): Promise<RefdeskError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof RefdeskError, `expected a RefdeskError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected the read to fail');
-}
 
 describe('llms.txt source over HTTP', () => {
   test('indexes the deno llms.txt and its pages: .md variants first, HTML converted, 404s skipped with a log line', { skip }, async (t) => {

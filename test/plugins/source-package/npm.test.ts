@@ -1,12 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PreviousDocument, SourceDocument } from '../../../core/contracts.ts';
-import { RefdeskError } from '../../../core/errors.ts';
 import { createFetch } from '../../../core/services.ts';
 import { runSource, runSourceContract } from '../../../core/testing/index.ts';
 import { NpmSource, npmVersions } from '../../../plugins/source-package/npm-source.ts';
 import { deriveNpmId } from '../../../plugins/source-package/names.ts';
 import { startNpmRegistry } from './registry.ts';
+import { rejection } from '../../helpers/rejects-with.ts';
 
 const FAST = { retryBaseDelayMs: 2, retryAttempts: 3 };
 
@@ -54,15 +54,6 @@ function source(options = {}): NpmSource {
   return new NpmSource({ ...FAST, ...options }, { fetch: createFetch(5_000) });
 }
 
-async function rejection(p: Promise<unknown>): Promise<RefdeskError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof RefdeskError, `expected a RefdeskError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected the read to fail');
-}
 
 function previousOf(docs: SourceDocument[]): Map<string, PreviousDocument> {
   return new Map(docs.map((d) => [d.path, { hash: d.hash ?? '', meta: d.meta ?? {} }]));

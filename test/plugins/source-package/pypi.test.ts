@@ -1,6 +1,5 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RefdeskError } from '../../../core/errors.ts';
 import { createFetch } from '../../../core/services.ts';
 import { runSource, runSourceContract } from '../../../core/testing/index.ts';
 import { PypiSource, pypiVersions } from '../../../plugins/source-package/pypi-source.ts';
@@ -8,6 +7,7 @@ import { derivePypiId } from '../../../plugins/source-package/names.ts';
 import { resolvePackageSource } from '../../../plugins/source-package/resolve-package.ts';
 import { rstToMarkdown } from '../../../plugins/source-package/rst.ts';
 import { startNpmRegistry, startPypiIndex } from './registry.ts';
+import { rejection } from '../../helpers/rejects-with.ts';
 
 const FAST = { retryBaseDelayMs: 2, retryAttempts: 3 };
 
@@ -15,15 +15,6 @@ function source(): PypiSource {
   return new PypiSource(FAST, { fetch: createFetch(5_000) });
 }
 
-async function rejection(p: Promise<unknown>): Promise<RefdeskError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(e instanceof RefdeskError, `expected a RefdeskError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('expected the call to fail');
-}
 
 const RST = `Fetcher
 =======
