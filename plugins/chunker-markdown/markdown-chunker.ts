@@ -111,14 +111,14 @@ export class MarkdownChunker implements Chunker {
     blocks.forEach((block, i) => {
       if (block.code) {
         const next = blocks[i + 1];
-        pendingCode.push({ node: block.code, before: proseSinceCode.join('\n\n'), after: next && !next.code ? next.md : '' });
+        pendingCode.push({ node: block.code, before: proseSinceCode.join('\n\n'), after: next && EXPLAINS_AFTER.has(next.type) ? next.md : '' });
         proseSinceCode = [];
         return;
       }
       prose.push({ md: block.md, start: block.start, end: block.end });
       // A list item starts a new step: the code after it is explained by it, not by the step before.
       if (block.item) proseSinceCode = [];
-      proseSinceCode.push(block.item ? block.md.replace(/^(?:\d+[.)]|[-*+])[ \t]+/, '') : block.md);
+      proseSinceCode.push(block.item ? block.md.replace(LEADING_MARKER, '') : block.md);
       if (!sectionFirstProse) sectionFirstProse = block.md;
     });
 
@@ -194,8 +194,18 @@ function sliceNode(text: string, node: RootContent): string {
   return text.slice(p.start.offset, p.end.offset);
 }
 
+/** A list item's marker (`1.`, `2)`, `-`, `*`, `+`): with the blanks after it, or all there is. */
+const MARKER = String.raw`(?:\d+[.)]|[-*+])`;
+const LEADING_MARKER = new RegExp(String.raw`^${MARKER}[ \t]+`);
+const ONLY_MARKER = new RegExp(`^${MARKER}$`);
+
+/** Prose that may describe the code block right before it (a table or a rule does not). */
+const EXPLAINS_AFTER: ReadonlySet<RootContent['type']> = new Set(['paragraph', 'list', 'blockquote']);
+
 /** A block of a section: a code block, or prose (markdown) with its line span. */
 interface Block {
+  /** The mdast type of the block (`list` for the parts of a list, `table` for a table's). */
+  type: RootContent['type'];
   code?: Code;
   /** Prose that opens a list item (with its marker). */
   item?: boolean;
@@ -214,7 +224,7 @@ function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: n
   const out: Block[] = [];
   for (const node of nodes) {
     if (node.type === 'code') {
-      out.push({ code: node, md: '', start: node.position!.start.line, end: node.position!.end.line });
+      out.push({ type: 'code', code: node, md: '', start: node.position!.start.line, end: node.position!.end.line });
       continue;
     }
     if (node.type === 'html' || node.type === 'yaml' || node.type === 'definition' || (node.type as string) === 'toml') continue;
@@ -227,12 +237,12 @@ function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: n
     if (!md.trim()) continue;
     const start = node.position!.start.line;
     const end = node.position!.end.line;
-    if (estimateTokens(md) > maxTokens && node.type === 'list') out.push(...groupParts(node.children, text, maxTokens, ''));
+    if (estimateTokens(md) > maxTokens && node.type === 'list') out.push(...groupParts('list', node.children, text, maxTokens, ''));
     else if (estimateTokens(md) > maxTokens && node.type === 'table' && node.children.length > 2) {
-      const lines = text.split('\n');
-      const header = cleanProse(`${lines[start - 1]}\n${lines[start] ?? ''}`, true);
-      out.push(...groupParts(node.children.slice(1), text, maxTokens - estimateTokens(header), header));
-    } else out.push({ md, start, end });
+      // The header row and the delimiter row: the table's text before its first body row.
+      const header = cleanProse(text.slice(node.position!.start.offset!, node.children[1].position!.start.offset!).trimEnd(), true);
+      out.push(...groupParts('table', node.children.slice(1), text, maxTokens - estimateTokens(header), header));
+    } else out.push({ type: node.type, md, start, end });
   }
   return out;
 }
@@ -272,13 +282,13 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
     const flush = (endOffset: number, endLine: number) => {
       const md = cleanProse(dedent(text.slice(pendingStart, endOffset))).trim();
       // An item that opens with its code leaves only its marker before it.
-      if (md && !/^(?:\d+[.)]|[-*+])$/.test(md)) out.push({ md, start: pendingLine, end: endLine, ...(opening ? { item: true } : {}) });
+      if (md && !ONLY_MARKER.test(md)) out.push({ type: 'list', md, start: pendingLine, end: endLine, ...(opening ? { item: true } : {}) });
       opening = false;
     };
     for (const child of item.children) {
       if (child.type === 'code' || (child.type === 'list' && hasCode(child))) {
         flush(child.position!.start.offset!, child.position!.start.line - 1);
-        if (child.type === 'code') out.push({ code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
+        if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
         else listBlocks(child, text, out);
         pendingStart = child.position!.end.offset!;
         pendingLine = child.position!.end.line + 1;
@@ -290,7 +300,7 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
 }
 
 /** Consecutive children (list items, table rows) in parts of at most `maxTokens`, each after `header`. */
-function groupParts(children: readonly RootContent[], text: string, maxTokens: number, header: string): Block[] {
+function groupParts(type: 'list' | 'table', children: readonly RootContent[], text: string, maxTokens: number, header: string): Block[] {
   const out: Block[] = [];
   let first = -1;
   let tokens = 0;
@@ -299,7 +309,7 @@ function groupParts(children: readonly RootContent[], text: string, maxTokens: n
     const a = children[first].position!;
     const b = children[last].position!;
     const body = cleanProse(text.slice(a.start.offset!, b.end.offset!), !!header);
-    if (body.trim()) out.push({ md: header ? `${header}\n${body}` : body, start: a.start.line, end: b.end.line });
+    if (body.trim()) out.push({ type, md: header ? `${header}\n${body}` : body, start: a.start.line, end: b.end.line });
     first = -1;
     tokens = 0;
   };

@@ -118,6 +118,19 @@ describe('chunker-markdown on plain markdown', () => {
     for (let i = 0; i < 60; i++) assert.equal(table.filter((s) => s.content.includes(`| opt${i} |`)).length, 1);
   });
 
+  test('a code block with no prose before it is not described by a table after it', () => {
+    const md = '# T\n\nIntro para.\n\n```js\nx()\n```\n\n```js\ny()\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n';
+    const code = chunker.chunk({ path: 't.md', format: 'markdown', content: md }).filter((s) => s.type === 'code');
+    assert.deepEqual(
+      code.map((s) => [s.code, s.description]),
+      [
+        ['x()', 'Intro para.'],
+        // The table after y() is not its explanation: the section's first prose is.
+        ['y()', 'Intro para.'],
+      ],
+    );
+  });
+
   test("a page's own table of contents (a list of links to its headings) is dropped; other link lists stay", () => {
     const md = [
       '# Errors',
