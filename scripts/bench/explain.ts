@@ -6,22 +6,20 @@
  *
  *   npm run bench:explain -- hugo-C-014 zod-C-006 [--questions FILE] [--show N]
  */
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY, assembleContext } from '../../core/context-assembly.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
 import { tokenize } from '../../core/search/tokenize.ts';
 import { readQuestions } from './inputs.ts';
 import { hits as hitsGold } from './metrics.ts';
-import { mergeParams } from './quick-run.ts';
+import { DEFAULT_QUESTIONS, mergeParams } from './quick-run.ts';
 import { cachedSnippets, searchHits } from './snippet-cache.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    questions: { type: 'string', default: join(ROOT, '..', 'shared', 'bench', 'questions.jsonl') },
+    questions: { type: 'string', default: DEFAULT_QUESTIONS },
     show: { type: 'string', default: '8' },
     /** JSON merged into DEFAULT_BM25, as for bench:quick. */
     params: { type: 'string', default: '{}' },

@@ -3,12 +3,32 @@
  * asked of a lexical index built with the given parameters over cached snippets, its answer
  * assembled as the server does, judged with the benchmark's metrics.
  */
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { StoredSnippet } from '../../core/contracts.ts';
 import { assembleContext, CANDIDATES } from '../../core/query.ts';
 import type { AssemblyOptions } from '../../core/context-assembly.ts';
 import { buildLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
-import { searchHits } from './snippet-cache.ts';
+import { readCorpora, readQuestions } from './inputs.ts';
+import { loadSnippets, searchHits } from './snippet-cache.ts';
 import { aggregate, hasGold, judgeQuestion, percentile, type BenchQuestion, type Metrics } from './metrics.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** Where the in-process tools find the questions and corpora unless told otherwise. */
+export const DEFAULT_QUESTIONS = join(ROOT, '..', 'shared', 'bench', 'questions.jsonl');
+export const DEFAULT_CORPORA = join(ROOT, '..', 'shared', 'corpora');
+
+/** The questions of a file and the cached snippets of the corpora they ask about. */
+export async function loadRun(questionsFile: string, corporaDir: string): Promise<{ questions: BenchQuestion[]; snippets: Map<string, StoredSnippet[]> }> {
+  const questions = readQuestions(resolve(questionsFile));
+  const corpora = readCorpora(resolve(corporaDir)).filter((c) => questions.some((q) => q.corpus === c.name));
+  return { questions, snippets: await loadSnippets(corpora) };
+}
+
+/** One line of a run's figures. */
+export function formatMetrics(m: Metrics): string {
+  return `mrr@10 ${m['mrr@10'].toFixed(3)} hit@1 ${m['hit@1'].toFixed(3)} hit@5 ${m['hit@5'].toFixed(3)} ndcg@10 ${m['ndcg@10'].toFixed(3)}`;
+}
 
 /** Corpora the ranking is tuned on; the others are held out. */
 export const TUNING_CORPORA: ReadonlySet<string> = new Set(['koa', 'fastify', 'hugo', 'vitest', 'zustand']);

@@ -7,22 +7,15 @@
  *
  *   npm run bench:quick [-- --questions FILE --corpora DIR --verbose]
  */
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY } from '../../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
-import { readCorpora, readQuestions } from './inputs.ts';
-import { loadSnippets } from './snippet-cache.ts';
-import type { Metrics } from './metrics.ts';
-import { buildIndexes, mergeParams, runQuestions, TUNING_CORPORA } from './quick-run.ts';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, runQuestions, TUNING_CORPORA } from './quick-run.ts';
 
 const { values } = parseArgs({
   options: {
-    questions: { type: 'string', default: join(ROOT, '..', 'shared', 'bench', 'questions.jsonl') },
-    corpora: { type: 'string', default: join(ROOT, '..', 'shared', 'corpora') },
+    questions: { type: 'string', default: DEFAULT_QUESTIONS },
+    corpora: { type: 'string', default: DEFAULT_CORPORA },
     verbose: { type: 'boolean', default: false },
     /** JSON merged into DEFAULT_BM25 (for sweeps), e.g. '{"k1":1.5}'. */
     params: { type: 'string', default: '{}' },
@@ -31,16 +24,13 @@ const { values } = parseArgs({
   },
 });
 
-const questions = readQuestions(resolve(values.questions!));
-const corpora = readCorpora(resolve(values.corpora!)).filter((c) => questions.some((q) => q.corpus === c.name));
-const snippets = await loadSnippets(corpora);
+const { questions, snippets } = await loadRun(values.questions!, values.corpora!);
 
 const params = mergeParams(DEFAULT_BM25, JSON.parse(values.params!));
 const assembly = mergeParams(DEFAULT_ASSEMBLY, JSON.parse(values.assembly!));
 const r = runQuestions(questions, buildIndexes(snippets, params), assembly);
 if (values.verbose) for (const m of r.misses) console.log(m);
 
-const fmt = (m: Metrics) => `mrr@10 ${m['mrr@10'].toFixed(3)} hit@1 ${m['hit@1'].toFixed(3)} hit@5 ${m['hit@5'].toFixed(3)} ndcg@10 ${m['ndcg@10'].toFixed(3)}`;
 for (const [c, m] of Object.entries(r.perCorpus)) console.log(`${c.padEnd(9)} ${TUNING_CORPORA.has(c) ? 'T' : 'H'} ${fmt(m)}`);
 console.log(`tuning   ${fmt(r.tuning)}\nheld-out ${fmt(r.heldOut)}\nmacro    ${fmt(r.macro)}`);
 console.log(`gold file among the first 5: ${r.fileHits5} of ${r.judged} questions; gold section: ${r.sectionHits5}`);

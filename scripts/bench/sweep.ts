@@ -9,21 +9,15 @@
  *
  *   npm run bench:sweep [-- --passes 3 --max-tokens 2500 --only k1,idfPower]
  */
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY, type AssemblyOptions } from '../../core/context-assembly.ts';
 import { DEFAULT_BM25, type Bm25Params } from '../../core/search/lexical-index.ts';
-import { readCorpora, readQuestions } from './inputs.ts';
-import type { Metrics } from './metrics.ts';
-import { buildIndexes, mergeParams, runQuestions, type QuickResult } from './quick-run.ts';
-import { loadSnippets } from './snippet-cache.ts';
+import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, runQuestions, type QuickResult } from './quick-run.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values } = parseArgs({
   options: {
-    questions: { type: 'string', default: join(ROOT, '..', 'shared', 'bench', 'questions.jsonl') },
-    corpora: { type: 'string', default: join(ROOT, '..', 'shared', 'corpora') },
+    questions: { type: 'string', default: DEFAULT_QUESTIONS },
+    corpora: { type: 'string', default: DEFAULT_CORPORA },
     passes: { type: 'string', default: '3' },
     'max-tokens': { type: 'string', default: '2500' },
     /** Comma-separated parameter names (as listed below) to search; default all. */
@@ -95,9 +89,7 @@ const dims = only.size > 0 ? DIMS.filter((d) => only.has(d.name)) : DIMS;
 for (const n of only) if (!DIMS.some((d) => d.name === n)) throw new Error(`--only: no parameter ${n} (known: ${DIMS.map((d) => d.name).join(', ')})`);
 const maxTokens = Number(values['max-tokens']);
 
-const questions = readQuestions(resolve(values.questions!));
-const corpora = readCorpora(resolve(values.corpora!)).filter((c) => questions.some((q) => q.corpus === c.name));
-const snippets = await loadSnippets(corpora);
+const { questions, snippets } = await loadRun(values.questions!, values.corpora!);
 
 const seen = new Map<string, QuickResult>();
 function evaluate(p: Point): QuickResult {
@@ -157,7 +149,6 @@ for (let pass = 0; pass < Number(values.passes); pass++) {
 }
 
 const s = evaluate(start);
-const fmt = (m: Metrics) => `mrr@10 ${f3(m['mrr@10'])} hit@1 ${f3(m['hit@1'])} hit@5 ${f3(m['hit@5'])} ndcg@10 ${f3(m['ndcg@10'])}`;
 console.log(`\n${seen.size} points evaluated.`);
 for (const [label, r] of [['start', s], ['best', bestR]] as const) {
   console.log(`${label}:\n  tuning   ${fmt(r.tuning)}\n  held-out ${fmt(r.heldOut)}\n  macro    ${fmt(r.macro)}\n  tokens p50 ${r.tokensP50} p90 ${r.tokensP90}`);
