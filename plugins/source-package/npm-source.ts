@@ -5,7 +5,7 @@ import { RefdeskError } from '../../core/errors.ts';
 import { readTarGz, type ArchiveFile } from './archive.ts';
 import { dtsToMarkdown, relativeImports } from './dts-api.ts';
 import { checkNpmName, npmPackageUrl, registryBase } from './names.ts';
-import { decodeText, docOrder, isDeclaration, isNpmDoc, isReadme, sha256, toDocument } from './package-docs.ts';
+import { docOrder, fileDocument, isDeclaration, isNpmDoc, isReadme, sha256 } from './package-docs.ts';
 import { download, getJson, npmDigest } from './registry-http.ts';
 import { DEFAULT_PACKAGE_OPTIONS } from './schema.ts';
 import { allUnchanged, RegistrySource } from './shared.ts';
@@ -199,15 +199,14 @@ export class NpmSource extends RegistrySource {
     }
     for (const f of docs) {
       ctx.signal.throwIfAborted();
-      const text = decodeText(f.data);
-      if (text === null) {
+      const doc = fileDocument(f, meta);
+      if (!doc) {
         ctx.log('warn', `skipped ${f.path}: not a text file`);
         continue;
       }
-      const { format, content } = toDocument(f.path, text);
       yielded++;
       bytes += f.data.length;
-      yield { path: f.path, format, content, hash: sha256(content), meta };
+      yield doc;
     }
 
     const { paths: declarations, truncated } = publicDeclarations(pkg, byPath);

@@ -2,7 +2,7 @@
  * Which files of a package archive are documentation, and how they become documents.
  */
 import { createHash } from 'node:crypto';
-import type { DocumentFormat } from '../../core/contracts.ts';
+import type { DocumentFormat, SourceDocument } from '../../core/contracts.ts';
 import { rstToMarkdown } from './rst.ts';
 
 /** Files never indexed although they are markdown: release notes and project policies. */
@@ -59,6 +59,14 @@ export function toDocument(path: string, text: string): { format: DocumentFormat
   if (/\.mdx$/i.test(path)) return { format: 'mdx', content: text };
   if (MARKDOWN_EXT.test(path)) return { format: 'markdown', content: text };
   return { format: 'text', content: text };
+}
+
+/** A documentation file of a package archive as a document; null when it is not text (binary). */
+export function fileDocument(file: { path: string; data: Buffer }, meta: Record<string, string>): SourceDocument | null {
+  const text = decodeText(file.data);
+  if (text === null) return null;
+  const { format, content } = toDocument(file.path, text);
+  return { path: file.path, format, content, hash: sha256(content), meta };
 }
 
 export function decodeText(data: Buffer): string | null {

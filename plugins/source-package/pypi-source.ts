@@ -3,7 +3,7 @@ import type { SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { readTarGz, readZip, type ArchiveRead } from './archive.ts';
 import { normalizePypiName, pypiJsonUrl, registryBase } from './names.ts';
-import { decodeText, docOrder, isPypiDoc, isReadme, sha256, toDocument } from './package-docs.ts';
+import { docOrder, fileDocument, isPypiDoc, isReadme, sha256 } from './package-docs.ts';
 import { download, getJson, type Digest } from './registry-http.ts';
 import { rstToMarkdown } from './rst.ts';
 import { allUnchanged, RegistrySource } from './shared.ts';
@@ -136,15 +136,14 @@ export class PypiSource extends RegistrySource {
       for (const f of [...read.files].sort((a, b) => docOrder(a.path, b.path))) {
         ctx.signal.throwIfAborted();
         if (long && isReadme(f.path)) continue; // the long description is the README
-        const text = decodeText(f.data);
-        if (text === null) {
+        const doc = fileDocument(f, meta);
+        if (!doc) {
           ctx.log('warn', `skipped ${f.path}: not a text file`);
           continue;
         }
-        const { format, content } = toDocument(f.path, text);
         yielded++;
         bytes += f.data.length;
-        yield { path: f.path, format, content, hash: sha256(content), meta };
+        yield doc;
       }
     }
     ctx.progress({ files: yielded, bytes });
