@@ -10,7 +10,11 @@
  * - Hugo shortcodes: `{{< highlight go >}}` ... `{{< /highlight >}}` become fences, other
  *   shortcode-only lines are dropped (their inline uses are stripped from text later);
  * - include directives that a chunker cannot resolve (FastAPI `{* path *}`, mkdocs `--8<--`,
- *   VitePress `<!--@include: -->`, Hugo `{{% include %}}`): dropped, and reported.
+ *   VitePress `<!--@include: -->`, Hugo `{{% include %}}`): dropped, and reported;
+ * - nesting deeper than any real page uses (indentation past MAX_INDENT columns, more than
+ *   MAX_CONTAINERS block quote or list markers opening one line) is flattened to that depth: the
+ *   markdown parser's time grows with the square of the depth (a 500-level list took 2.8 s, 2,000
+ *   levels over two minutes), so one hostile or broken file could stall an ingest.
  */
 
 export interface PreprocessResult {
@@ -35,6 +39,11 @@ const FASTAPI_INCLUDE = /^\s*\{\*\s*(\S+).*\*\}\s*$/;
 const MKDOCS_SNIPPET = /^\s*-{2}8<-{2}\s*(.*)$/;
 const VITEPRESS_INCLUDE = /^\s*<!--\s*@include:\s*(.*?)\s*-->\s*$/;
 const ESM_LINE = /^(import|export)\s/;
+/** Deepest indentation kept, in columns (tabs count 4): 16 levels of 4-space nesting. */
+export const MAX_INDENT = 64;
+/** Most block quote or list markers kept at the start of one line. */
+export const MAX_CONTAINERS = 16;
+const CONTAINER_MARKER = /^[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))/;
 
 export function preprocess(source: string, format: string): PreprocessResult {
   const lines = source.replace(/\r\n?/g, '\n').split('\n');
@@ -149,10 +158,35 @@ export function preprocess(source: string, format: string): PreprocessResult {
     }
 
     // React-style heading ids `## Title {/*title-id*/}` become `{ #title-id }`.
-    out[i] = /^\s{0,3}#{1,6}\s/.test(line) ? line.replace(/\s*\{\/\*\s*([\w.-]+)\s*\*\/\}\s*$/, ' { #$1 }') : line;
+    out[i] = /^\s{0,3}#{1,6}\s/.test(line) ? line.replace(/\s*\{\/\*\s*([\w.-]+)\s*\*\/\}\s*$/, ' { #$1 }') : capNesting(line);
     i++;
   }
   return { text: out.join('\n'), unresolvedIncludes };
+}
+
+/**
+ * The line with its indentation cut to MAX_INDENT columns and its opening block quote / list
+ * markers to MAX_CONTAINERS (the text after them is kept).
+ */
+export function capNesting(line: string): string {
+  const indent = line.match(/^[ \t]*/)![0];
+  let width = 0;
+  for (const ch of indent) width += ch === '\t' ? 4 - (width % 4) : 1;
+  if (width > MAX_INDENT) line = ' '.repeat(MAX_INDENT) + line.slice(indent.length);
+  let rest = line;
+  let kept = '';
+  for (let n = 0; ; n++) {
+    const m = rest.match(CONTAINER_MARKER);
+    if (!m) return line;
+    if (n === MAX_CONTAINERS) {
+      // Drop the extra markers, keep the text.
+      let tail = rest;
+      for (let t = tail.match(CONTAINER_MARKER); t; t = tail.match(CONTAINER_MARKER)) tail = tail.slice(t[0].length);
+      return kept + ' ' + tail.replace(/^[ \t]+/, '');
+    }
+    kept += m[0];
+    rest = rest.slice(m[0].length);
+  }
 }
 
 /** A Hugo shortcode that opens a code block: its closing pattern and language (null: guess). */

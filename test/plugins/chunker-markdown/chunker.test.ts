@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
+import { capNesting, MAX_CONTAINERS, MAX_INDENT, preprocess } from '../../../plugins/chunker-markdown/preprocess.ts';
 import type { DocumentFormat, Snippet } from '../../../core/contracts.ts';
 import { CORPORA_DIR, corpora, corpusFile, hasCorpora } from '../../helpers/corpora.ts';
 
@@ -10,6 +11,16 @@ const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 6
 const formatOf = (p: string): DocumentFormat => (p.endsWith('.mdx') ? 'mdx' : p.endsWith('.txt') ? 'text' : 'markdown');
 const chunkCorpus = (corpus: string, path: string) => chunker.chunk({ path, format: formatOf(path), content: corpusFile(corpus, path) });
 const skip = hasCorpora ? false : 'shared corpora not present';
+
+/** Block quote and list markers opening a line. */
+function countMarkers(line: string): number {
+  let n = 0;
+  for (let m = line.match(/^[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))/); m; m = line.match(/^[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))/)) {
+    n++;
+    line = line.slice(m[0].length);
+  }
+  return n;
+}
 
 function linesOf(text: string, from: number, to: number): string {
   return text.replace(/\r\n?/g, '\n').split('\n').slice(from - 1, to).join('\n');
@@ -159,6 +170,30 @@ describe('chunker-markdown on plain markdown', () => {
     assert.ok(info.content.includes('**Table of contents**'));
     assert.ok(info.content.includes('- [Routes](./routes.md)'), 'links to other pages are content');
     assert.ok(info.content.includes('- [Intro](#intro) explains the basics'), 'items with text of their own are content');
+  });
+
+  test('nesting deeper than MAX_INDENT / MAX_CONTAINERS is flattened, every item kept, lines unchanged', () => {
+    const depth = 400;
+    const list = ['# Deep', '', ...Array.from({ length: depth }, (_, i) => '  '.repeat(i) + `- item${i}`)].join('\n');
+    const quote = ['# Deep', '', ...Array.from({ length: depth }, (_, i) => '>'.repeat(i + 1) + ` quote${i}`)].join('\n');
+    const oneLine = ['# Deep', '', '- '.repeat(depth) + 'bottom'].join('\n');
+    for (const [name, md] of [['list', list], ['quote', quote], ['markers on one line', oneLine]] as const) {
+      const cleaned = preprocess(md, 'markdown').text.split('\n');
+      assert.equal(cleaned.length, md.split('\n').length, name);
+      for (const line of cleaned) {
+        assert.ok(line.match(/^[ \t]*/)![0].length <= MAX_INDENT, `${name}: indentation capped`);
+        assert.ok(countMarkers(line) <= MAX_CONTAINERS, `${name}: markers capped`);
+      }
+      const text = chunker
+        .chunk({ path: 'deep.md', format: 'markdown', content: md })
+        .map((s) => s.content)
+        .join('\n');
+      const words = md.match(/(item|quote)\d+|bottom/g)!;
+      for (const w of words) assert.ok(new RegExp(`\\b${w}\\b`).test(text), `${name}: ${w} kept`);
+    }
+    // Real nesting is left alone.
+    assert.equal(capNesting('        - item'), '        - item');
+    assert.equal(capNesting('> > - quoted item'), '> > - quoted item');
   });
 
   test('an inline image given as a data URI keeps its alt text, not its base64', () => {
