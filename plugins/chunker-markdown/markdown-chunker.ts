@@ -233,6 +233,10 @@ function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: n
       listBlocks(node, text, out);
       continue;
     }
+    if (node.type === 'blockquote' && hasCode(node)) {
+      quoteBlocks(node, text, out);
+      continue;
+    }
     const md = cleanProse(sliceNode(text, node), node.type === 'table');
     if (!md.trim()) continue;
     const start = node.position!.start.line;
@@ -286,10 +290,11 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
       opening = false;
     };
     for (const child of item.children) {
-      if (child.type === 'code' || (child.type === 'list' && hasCode(child))) {
+      if (child.type === 'code' || ((child.type === 'list' || child.type === 'blockquote') && hasCode(child))) {
         flush(child.position!.start.offset!, child.position!.start.line - 1);
         if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
-        else listBlocks(child, text, out);
+        else if (child.type === 'list') listBlocks(child, text, out);
+        else quoteBlocks(child, text, out);
         pendingStart = child.position!.end.offset!;
         pendingLine = child.position!.end.line + 1;
         continue;
@@ -297,6 +302,30 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
     }
     if (pendingStart < item.position!.end.offset!) flush(item.position!.end.offset!, item.position!.end.line);
   }
+}
+
+/**
+ * A block quote with code opened up (a note that shows a command or a config): its prose before,
+ * between and after the code blocks, each part still quoted, and each code block on its own.
+ */
+function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, text: string, out: Block[]): void {
+  let pendingStart = quote.position!.start.offset!;
+  let pendingLine = quote.position!.start.line;
+  const flush = (endOffset: number, endLine: number) => {
+    const md = cleanProse(text.slice(pendingStart, endOffset)).trim();
+    // Between two code blocks there may be nothing but the quote's markers.
+    if (md && !/^[>\s]*$/.test(md)) out.push({ type: 'blockquote', md, start: pendingLine, end: endLine });
+  };
+  for (const child of quote.children) {
+    if (child.type !== 'code' && !((child.type === 'list' || child.type === 'blockquote') && hasCode(child))) continue;
+    flush(child.position!.start.offset!, child.position!.start.line - 1);
+    if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
+    else if (child.type === 'list') listBlocks(child, text, out);
+    else quoteBlocks(child, text, out);
+    pendingStart = child.position!.end.offset!;
+    pendingLine = child.position!.end.line + 1;
+  }
+  if (pendingStart < quote.position!.end.offset!) flush(quote.position!.end.offset!, quote.position!.end.line);
 }
 
 /** Consecutive children (list items, table rows) in parts of at most `maxTokens`, each after `header`. */

@@ -67,6 +67,36 @@ describe('chunker-markdown on plain markdown', () => {
     for (let i = 0; i < 12; i++) assert.ok(all.includes(`Paragraph ${i} `));
   });
 
+  test('code inside a block quote becomes a code snippet described by the note, the note kept once as prose', () => {
+    const md = [
+      '# Start',
+      '',
+      '> If you use ESM, set the module type',
+      '> in your package.json:',
+      '>```json',
+      '>{ "type": "module" }',
+      '>```',
+      '>',
+      '> Restart the server afterwards.',
+      '',
+      'Plain text after.',
+      '',
+    ].join('\n');
+    const sn = chunker.chunk({ path: 'start.md', format: 'markdown', content: md });
+    const code = sn.filter((s) => s.type === 'code');
+    assert.deepEqual(
+      code.map((s) => [s.code, s.language, s.description, s.lineStart, s.lineEnd]),
+      [['{ "type": "module" }', 'json', 'If you use ESM, set the module type in your package.json:', 5, 7]],
+    );
+    const prose = sn
+      .filter((s) => s.type === 'info')
+      .map((s) => s.content)
+      .join('\n');
+    assert.ok(!prose.includes('"module" }'), 'the code is not left in the prose');
+    for (const words of ['set the module type', 'Restart the server afterwards.', 'Plain text after.'])
+      assert.equal(prose.split(words).length - 1, 1, `${words} kept once`);
+  });
+
   test('code inside list items (the steps of a guide) becomes code snippets, each with its step as description', () => {
     const md = [
       '# Setup',
