@@ -328,8 +328,15 @@ function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, text: 
   if (pendingStart < quote.position!.end.offset!) flush(quote.position!.end.offset!, quote.position!.end.line);
 }
 
-/** Consecutive children (list items, table rows) in parts of at most `maxTokens`, each after `header`. */
+/**
+ * Consecutive children (list items, table rows) in parts of at most `maxTokens`, each after
+ * `header`. A list item too big alone with a list inside (an `options` item and its options) is
+ * opened up: its nested list is cut the same way, each part after the item's lead line when that
+ * is short (so every part says whose options it lists), else after nothing, with the lead its own
+ * part. (`header` carries the leads of the items it sits in.)
+ */
 function groupParts(type: 'list' | 'table', children: readonly RootContent[], text: string, maxTokens: number, header: string): Block[] {
+  const table = type === 'table';
   const out: Block[] = [];
   let first = -1;
   let tokens = 0;
@@ -337,19 +344,38 @@ function groupParts(type: 'list' | 'table', children: readonly RootContent[], te
     if (first < 0) return;
     const a = children[first].position!;
     const b = children[last].position!;
-    const body = cleanProse(text.slice(a.start.offset!, b.end.offset!), !!header);
+    const body = cleanProse(dedent(text.slice(a.start.offset!, b.end.offset!)), table);
     if (body.trim()) out.push({ type, md: header ? `${header}\n${body}` : body, start: a.start.line, end: b.end.line });
     first = -1;
     tokens = 0;
   };
   children.forEach((child, i) => {
-    const t = estimateTokens(cleanProse(sliceNode(text, child), !!header));
+    const t = estimateTokens(cleanProse(sliceNode(text, child), table));
+    if (!table && t > maxTokens && child.type === 'listItem' && openItem(child, text, maxTokens, header, out, () => flush(i - 1))) return;
     if (first >= 0 && tokens + t > maxTokens) flush(i - 1);
     if (first < 0) first = i;
     tokens += t;
   });
   flush(children.length - 1);
   return out;
+}
+
+/** The parts of one oversized list item with a nested list (false: it has none; keep it whole). */
+function openItem(item: Extract<RootContent, { type: 'listItem' }>, text: string, maxTokens: number, header: string, out: Block[], flushBefore: () => void): boolean {
+  const at = item.children.findIndex((c) => c.type === 'list');
+  if (at <= 0) return false;
+  flushBefore();
+  const nested = item.children[at] as Extract<RootContent, { type: 'list' }>;
+  const start = item.position!.start;
+  const lead = cleanProse(dedent(text.slice(start.offset!, nested.position!.start.offset!))).trim();
+  const context = [header, lead].filter(Boolean).join('\n');
+  const short = estimateTokens(context) <= maxTokens / 4;
+  // Too long to repeat: the lead (after the leads above it) is a part of its own.
+  if (!short && context) out.push({ type: 'list', md: context, start: start.line, end: nested.position!.start.line - 1 });
+  out.push(...groupParts('list', nested.children, text, short ? maxTokens - estimateTokens(context) : maxTokens, short ? context : ''));
+  const rest = item.children.slice(at + 1);
+  if (rest.length > 0) out.push(...groupParts('list', rest, text, maxTokens, ''));
+  return true;
 }
 
 /** Lines indented alike (the body of a list item) moved back to the left margin. */

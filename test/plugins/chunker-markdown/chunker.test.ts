@@ -159,6 +159,20 @@ describe('chunker-markdown on plain markdown', () => {
     for (let i = 0; i < 60; i++) assert.equal(table.filter((s) => s.content.includes(`| opt${i} |`)).length, 1);
   });
 
+  test('one list item too big alone is opened up: its nested list cut between items, each part after the item\'s lead', () => {
+    const nested = Array.from({ length: 30 }, (_, i) => `  * \`opt${i}\`: ` + 'word '.repeat(40).trim()).join('\n');
+    const md = `# Api\n\n#### Parameters\n\n* \`root\`: the node.\n* **optional** \`options\`: An object with streaming options.\n${nested}\n\nAfter.\n`;
+    const sn = chunker.chunk({ path: 'api.md', format: 'markdown', content: md }).filter((s) => s.title === 'Parameters');
+    assert.ok(sn.length >= 3, `split, got ${sn.length}`);
+    assert.ok(sn.every((s) => s.tokens <= 450), sn.map((s) => s.tokens).join(' '));
+    const parts = sn.filter((s) => /opt\d+/.test(s.content));
+    for (const part of parts) assert.match(part.content, /(^|\n)\* \*\*optional\*\* `options`: An object with streaming options\.\n\* `opt\d+`: word/);
+    for (let i = 0; i < 30; i++) assert.equal(parts.filter((s) => s.content.includes(`\`opt${i}\`:`)).length, 1, `opt${i} once`);
+    const lines = md.split('\n');
+    assert.match(lines[parts[1].lineStart - 1], /^ {2}\* `opt\d+`/, 'a later part starts at its first option');
+    assert.ok(sn.some((s) => s.content.includes('`root`: the node.')));
+  });
+
   test('a code block with no prose before it is not described by a table after it', () => {
     const md = '# T\n\nIntro para.\n\n```js\nx()\n```\n\n```js\ny()\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n';
     const code = chunker.chunk({ path: 't.md', format: 'markdown', content: md }).filter((s) => s.type === 'code');
