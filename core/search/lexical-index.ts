@@ -37,7 +37,7 @@ export interface LexicalIndex {
   search(query: string, limit: number): Array<{ id: number; score: number; unit?: UnitRef }>;
 }
 
-export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path';
+export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path' | 'meta';
 
 export interface Bm25Params {
   k1: number;
@@ -91,6 +91,7 @@ export const DEFAULT_BM25: Bm25Params = {
     code: { weight: 1, b: 0.75 },
     prose: { weight: 1, b: 0.75 },
     path: { weight: 0.5, b: 0.3 },
+    meta: { weight: 1, b: 0 },
   },
   neighbourWeight: 0.15,
   headingCoverage: 0.2,
@@ -254,7 +255,7 @@ export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
   ),
 );
 
-const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
+const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
 
 /** Whether a sorted array holds a value. */
 function has(sorted: Int32Array, v: number): boolean {
@@ -287,7 +288,7 @@ function sectionFields(members: readonly IndexedSnippet[]): string[][] {
   if (info.length > 0) for (const m of info) prose.push(...tokenize(m.content));
   else for (const d of new Set(members.map((m) => m.description))) prose.push(...tokenize(d));
   const path = tokenize(first.sourcePath.replace(/\.[a-z]+$/i, '').replace(/[/_-]/g, ' '));
-  return [heading, parents, code, prose, path];
+  return [heading, parents, code, prose, path, []];
 }
 
 export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: Bm25Params = DEFAULT_BM25): LexicalIndex {
@@ -296,6 +297,17 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   for (const members of sections) {
     const f = sectionFields(members.map((i) => snippets[i]));
     for (let k = 0; k < FIELD_ORDER.length; k++) fields[k].push(f[k]);
+  }
+  // A page's search words (front-matter keywords, tags, aliases: the description of an info
+  // snippet, where the markdown chunker puts them) are a field of every section of the page.
+  const META = FIELD_ORDER.indexOf('meta');
+  if (params.fields.meta.weight > 0) {
+    const pageWords = new Map<string, string[]>();
+    for (const s of snippets) if (s.type === 'info' && s.description && !pageWords.has(s.sourcePath)) pageWords.set(s.sourcePath, tokenize(s.description));
+    sections.forEach((members, k) => {
+      const words = pageWords.get(snippets[members[0]].sourcePath);
+      if (words) fields[META][k] = words;
+    });
   }
   const bm25 = buildBm25f(
     fields,
@@ -330,6 +342,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     parentFields[2].push(code);
     parentFields[3].push(prose);
     parentFields[4].push(fields[4][p.sections[0]]);
+    parentFields[5].push(fields[META][p.sections[0]]);
   }
   const parentBm25 = buildBm25f(
     parentFields,

@@ -300,3 +300,28 @@ describe('question words', () => {
     assert.ok(plain.search('remove', 10).length === 0);
   });
 });
+
+describe("a page's search words", () => {
+  // The markdown chunker puts a page's front-matter keywords and aliases in the description of its
+  // first info snippet.
+  const page = [
+    snip({ breadcrumb: ['css.Sass'], content: 'Transpiles Sass to CSS.', description: 'toCSS\nfunctions resources tocss', sourcePath: 'docs/sass.md' }),
+    snip({ breadcrumb: ['css.Sass', 'Options'], content: 'The function accepts an options map.', sourcePath: 'docs/sass.md' }),
+    snip({ breadcrumb: ['css.Sass', 'Dart Sass'], content: 'Install the Dart transpiler for the latest features.', sourcePath: 'docs/sass.md' }),
+    snip({ breadcrumb: ['Pipes', 'Options'], content: 'Pipes take an options map too.', sourcePath: 'docs/pipes.md' }),
+  ];
+
+  test('are a field of every section of the page, so a question using them finds it', () => {
+    const idx = buildLexicalIndex(page);
+    const hits = idx.search('toCSS options', 10);
+    assert.equal(hits[0]?.id, page[1].id);
+    assert.ok(idx.search('tocss transpiler', 10)[0]?.id === page[2].id);
+  });
+
+  test('weight 0 turns them off', () => {
+    const idx = buildLexicalIndex(page, { ...DEFAULT_BM25, fields: { ...DEFAULT_BM25.fields, meta: { weight: 0, b: 0 } } });
+    assert.equal(idx.search('tocss', 10).length, 0);
+    const hits = idx.search('toCSS options', 10);
+    assert.ok(hits.some((h) => h.id === page[3].id) && hits.some((h) => h.id === page[1].id));
+  });
+});
