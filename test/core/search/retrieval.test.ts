@@ -4,7 +4,7 @@ import type { SearchHit, StoredSnippet } from '../../../core/contracts.ts';
 import { assembleContext, DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
 import { toContextJson, toContextText } from '../../../core/query.ts';
 import { buildBm25f } from '../../../core/search/bm25f.ts';
-import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
+import { buildLexicalIndex, DEFAULT_BM25, nearestByPrefix } from '../../../core/search/lexical-index.ts';
 import { groupSections } from '../../../core/search/sections.ts';
 import { codeIdentifiers, splitIdentifier, stem, tokenize } from '../../../core/search/tokenize.ts';
 
@@ -319,9 +319,40 @@ describe("a page's search words", () => {
   });
 
   test('weight 0 turns them off', () => {
-    const idx = buildLexicalIndex(page, { ...DEFAULT_BM25, fields: { ...DEFAULT_BM25.fields, meta: { weight: 0, b: 0 } } });
+    const idx = buildLexicalIndex(page, { ...DEFAULT_BM25, fields: { ...DEFAULT_BM25.fields, meta: { weight: 0, b: 0 } }, prefixWeight: 0 });
     assert.equal(idx.search('tocss', 10).length, 0);
     const hits = idx.search('toCSS options', 10);
     assert.ok(hits.some((h) => h.id === page[3].id) && hits.some((h) => h.id === page[1].id));
+  });
+});
+
+describe('question words the index does not hold', () => {
+  test('are searched as the index words sharing their longest prefix (>= 5 letters, or all of the shorter word)', () => {
+    const vocab = ['configur', 'configuration', 'confirm', 'lunr', 'lunrs', 'style'].sort();
+    const idf = () => 1;
+    assert.deepEqual(nearestByPrefix(vocab, 'configurabl', 5, 3, idf), ['configuration']); // "configura", the longest
+    assert.deepEqual(nearestByPrefix(vocab, 'configs', 5, 3, idf).sort(), ['configur', 'configuration']);
+    assert.deepEqual(nearestByPrefix(vocab, 'lunrj', 5, 3, idf), ['lunr']); // "lunr" is all of the shorter word
+    assert.deepEqual(nearestByPrefix(vocab, 'stylus', 5, 3, idf), []); // "styl": 4 letters, neither word whole
+    assert.deepEqual(nearestByPrefix(vocab, 'styl', 6, 3, idf), ['style']);
+    assert.deepEqual(nearestByPrefix(vocab, 'configs', 8, 3, idf), []); // minLength 8
+    // At most `max` words, the most frequent (lowest idf) first.
+    assert.deepEqual(nearestByPrefix(vocab, 'configs', 5, 1, (w) => (w === 'configuration' ? 0.5 : 2)), ['configuration']);
+  });
+
+  test('find the section using the known form, at a reduced weight; code names are not mapped; prefixWeight 0 turns it off', () => {
+    const list = [
+      snip({ breadcrumb: ['Server', 'Configuration'], content: 'Every option can be configured at start.', sourcePath: 'docs/server.md' }),
+      snip({ breadcrumb: ['Other', 'Overview'], content: 'Nothing to see in this text.', sourcePath: 'docs/other.md' }),
+    ];
+    const idx = buildLexicalIndex(list);
+    const hits = idx.search('which options are configurable', 10);
+    assert.equal(hits[0]?.id, list[0].id);
+    assert.equal(idx.search('configurable', 10)[0]?.id, list[0].id);
+    // Below the exact word's score: the mapped words weigh prefixWeight.
+    assert.ok(idx.search('configurable', 10)[0].score < idx.search('configured', 10)[0].score);
+    assert.equal(idx.search('configurableThing', 10).length, 0);
+    const off = buildLexicalIndex(list, { ...DEFAULT_BM25, prefixWeight: 0 });
+    assert.equal(off.search('configurable', 10).length, 0);
   });
 });
