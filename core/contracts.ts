@@ -73,7 +73,11 @@ export interface Snippet {
   type: SnippetType;
   /** code: the snippet title; info: the section heading text. */
   title: string;
-  /** code: the prose that explains the code; info: empty. */
+  /**
+   * code: the prose that explains the code; info: empty, except on a page's first info snippet,
+   * where the markdown chunker puts the page's search words from its front matter (keywords,
+   * tags, aliases; one per line), indexed for the whole page and never shown in an answer.
+   */
   description: string;
   /** code: the fence language (lower case, '' when unknown); info: ''. */
   language: string;

@@ -37,7 +37,7 @@ export interface LexicalIndex {
   search(query: string, limit: number): Array<{ id: number; score: number; unit?: UnitRef }>;
 }
 
-export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path';
+export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path' | 'meta';
 
 export interface Bm25Params {
   k1: number;
@@ -81,6 +81,14 @@ export interface Bm25Params {
    */
   latentWeight: number;
   latentRank: number;
+  /**
+   * A question word the index does not hold (a spelling or derivation the docs never use:
+   * "configurable" where they say "configure") is searched as the index's words sharing its
+   * longest prefix (at least `prefixMinLength` letters, or all of the shorter word), at this
+   * weight. 0 = off.
+   */
+  prefixWeight: number;
+  prefixMinLength: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -91,6 +99,7 @@ export const DEFAULT_BM25: Bm25Params = {
     code: { weight: 1, b: 0.75 },
     prose: { weight: 1, b: 0.75 },
     path: { weight: 0.5, b: 0.3 },
+    meta: { weight: 1, b: 0 },
   },
   neighbourWeight: 0.15,
   headingCoverage: 0.2,
@@ -104,6 +113,8 @@ export const DEFAULT_BM25: Bm25Params = {
   mergeMaxTokens: 800,
   latentWeight: 0,
   latentRank: 48,
+  prefixWeight: 0.7,
+  prefixMinLength: 5,
 };
 
 /**
@@ -254,7 +265,7 @@ export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
   ),
 );
 
-const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path'];
+const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
 
 /** Whether a sorted array holds a value. */
 function has(sorted: Int32Array, v: number): boolean {
@@ -287,7 +298,7 @@ function sectionFields(members: readonly IndexedSnippet[]): string[][] {
   if (info.length > 0) for (const m of info) prose.push(...tokenize(m.content));
   else for (const d of new Set(members.map((m) => m.description))) prose.push(...tokenize(d));
   const path = tokenize(first.sourcePath.replace(/\.[a-z]+$/i, '').replace(/[/_-]/g, ' '));
-  return [heading, parents, code, prose, path];
+  return [heading, parents, code, prose, path, []];
 }
 
 export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: Bm25Params = DEFAULT_BM25): LexicalIndex {
@@ -297,12 +308,24 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     const f = sectionFields(members.map((i) => snippets[i]));
     for (let k = 0; k < FIELD_ORDER.length; k++) fields[k].push(f[k]);
   }
+  // A page's search words (front-matter keywords, tags, aliases: the description of an info
+  // snippet, where the markdown chunker puts them) are a field of every section of the page.
+  const META = FIELD_ORDER.indexOf('meta');
+  if (params.fields.meta.weight > 0) {
+    const pageWords = new Map<string, string[]>();
+    for (const s of snippets) if (s.type === 'info' && s.description && !pageWords.has(s.sourcePath)) pageWords.set(s.sourcePath, tokenize(s.description));
+    sections.forEach((members, k) => {
+      const words = pageWords.get(snippets[members[0]].sourcePath);
+      if (words) fields[META][k] = words;
+    });
+  }
   const bm25 = buildBm25f(
     fields,
     FIELD_ORDER.map((f) => params.fields[f]),
     params.k1,
   );
   const ids = snippets.map((s) => s.id);
+  const vocabulary = params.prefixWeight > 0 ? wordVocabulary(fields) : undefined;
   // Headings and prose (with the code's names too, sections sharing boilerplate code came near:
   // bench:quick mrr@10 0.663 against 0.666).
   const latent =
@@ -330,6 +353,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     parentFields[2].push(code);
     parentFields[3].push(prose);
     parentFields[4].push(fields[4][p.sections[0]]);
+    parentFields[5].push(fields[META][p.sections[0]]);
   }
   const parentBm25 = buildBm25f(
     parentFields,
@@ -386,6 +410,18 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
               added.add(syn);
               weighted.push({ t: syn, w: params.synonymWeight });
             }
+      }
+      if (vocabulary) {
+        const added = new Set(weighted.map((q) => q.t));
+        const plain = plainWords(query);
+        for (const t of terms) {
+          if (bm25.idf(t) > 0 || !plain.has(t)) continue;
+          for (const near of nearestByPrefix(vocabulary, t, params.prefixMinLength, PREFIX_MAX_WORDS, (w) => bm25.idf(w)))
+            if (!added.has(near)) {
+              added.add(near);
+              weighted.push({ t: near, w: params.prefixWeight });
+            }
+        }
       }
       bm25.accumulate(
         weighted.map((q) => q.t),
@@ -502,6 +538,54 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       return out;
     },
   };
+}
+
+/** Most index words one unknown question word is searched as (the most frequent of those tied). */
+const PREFIX_MAX_WORDS = 3;
+
+/** The plain words (letters only) of the index's fields, sorted. */
+function wordVocabulary(fields: ReadonlyArray<ReadonlyArray<readonly string[]>>): string[] {
+  const words = new Set<string>();
+  for (const docs of fields) for (const toks of docs) for (const t of toks) if (/^[a-z]+$/.test(t)) words.add(t);
+  return [...words].sort();
+}
+
+/** The question's plain words (no code names: not camelCase, dotted or snake_case), stemmed. */
+function plainWords(query: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of query.matchAll(/[A-Za-z_$][\w$]*(?:(?:\.|::|#|->)[A-Za-z_$][\w$]*)*/g))
+    if (/^[A-Za-z]+$/.test(m[0]) && !/[a-z][A-Z]/.test(m[0])) for (const t of tokenize(m[0])) out.add(t);
+  return out;
+}
+
+function commonPrefix(a: string, b: string): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
+/**
+ * The words of a sorted vocabulary sharing the longest prefix with `word` (not in it), when that
+ * prefix has at least `minLength` letters or is the whole of the shorter word (and at least 4
+ * letters): at most `max`, the most frequent (lowest idf) first.
+ */
+export function nearestByPrefix(vocabulary: readonly string[], word: string, minLength: number, max: number, idf: (w: string) => number): string[] {
+  if (!/^[a-z]+$/.test(word) || word.length < 4) return [];
+  let lo = 0;
+  let hi = vocabulary.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (vocabulary[mid] < word) lo = mid + 1;
+    else hi = mid;
+  }
+  // The words sharing the longest prefix with `word` are next to where it would be.
+  const best = Math.max(lo > 0 ? commonPrefix(vocabulary[lo - 1], word) : 0, lo < vocabulary.length ? commonPrefix(vocabulary[lo], word) : 0);
+  if (best < 4) return [];
+  const out: string[] = [];
+  for (let i = lo - 1; i >= 0 && commonPrefix(vocabulary[i], word) >= best; i--) out.push(vocabulary[i]);
+  for (let i = lo; i < vocabulary.length && commonPrefix(vocabulary[i], word) >= best; i++) out.push(vocabulary[i]);
+  const ok = out.filter((w) => best >= minLength || best === Math.min(w.length, word.length));
+  return ok.sort((a, b) => idf(a) - idf(b) || a.localeCompare(b)).slice(0, max);
 }
 
 /**

@@ -39,6 +39,8 @@ interface PageMeta {
   title?: string;
   description?: string;
   signatures: string[];
+  /** Words the page's authors gave readers to find it by (keywords, tags, aliases, short titles). */
+  keywords: string[];
 }
 
 const MAX_HEADING_DEPTH = 6;
@@ -65,6 +67,10 @@ export class MarkdownChunker implements Chunker {
     const sections = splitSections(tree, doc.format, lastLine);
     const out: Snippet[] = [];
     for (const section of sections) this.emitSection(doc, text, pageTitle, meta, section, sections[0] === section, out);
+    // The page's search words ride on its first info snippet's description (unused by info
+    // snippets, never shown in an answer); the index gives them to every section of the page.
+    const carrier = out.find((s) => s.type === 'info');
+    if (carrier && meta.keywords.length > 0) carrier.description = meta.keywords.join('\n');
     if (doc.lineMap) {
       // The content's lines are not the file's (includes expanded): cite the file's own lines.
       for (const s of out) {
@@ -462,7 +468,7 @@ function signatureOf(node: RootContent): string | null {
 }
 
 function readFrontMatter(tree: Root): PageMeta {
-  const meta: PageMeta = { signatures: [] };
+  const meta: PageMeta = { signatures: [], keywords: [] };
   const first = tree.children[0];
   if (!first || (first.type !== 'yaml' && (first.type as string) !== 'toml')) return meta;
   if (first.type !== 'yaml') return meta;
@@ -478,7 +484,33 @@ function readFrontMatter(tree: Root): PageMeta {
   const desc = d.description ?? d.summary;
   if (typeof desc === 'string' && desc.trim()) meta.description = desc.trim();
   collectSignatures(d, meta.signatures, 0);
+  collectKeywords(d, meta.keywords, 0);
+  meta.keywords = [...new Set(meta.keywords)];
   return meta;
+}
+
+/**
+ * Front-matter keys (any depth, any case: Hugo's `params.functions_and_methods.aliases`) whose
+ * values are words readers find the page by: its search keywords and tags, its other names and
+ * former URLs, its short title in menus.
+ */
+const KEYWORD_KEYS: ReadonlySet<string> = new Set(['keywords', 'tags', 'tag', 'aliases', 'linktitle', 'sidebar_label', 'short_title', 'nav_title']);
+
+/** The strings of the keyword keys (a string or a list); a URL or site path gives its path words. */
+function collectKeywords(v: unknown, out: string[], depth: number): void {
+  if (depth > 4 || !v || typeof v !== 'object' || Array.isArray(v)) return;
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    if (!KEYWORD_KEYS.has(k.toLowerCase())) {
+      collectKeywords(val, out, depth + 1);
+      continue;
+    }
+    for (const item of Array.isArray(val) ? val : [val]) {
+      if (typeof item !== 'string' || !item.trim() || item.length > 200) continue;
+      const word = item.trim();
+      const words = /^(\/|https?:\/\/)/.test(word) ? word.replace(/^https?:\/\/[^/]+/, '').replace(/[/_.#-]+/g, ' ').trim() : word;
+      if (words) out.push(words);
+    }
+  }
 }
 
 function collectSignatures(v: unknown, out: string[], depth: number): void {

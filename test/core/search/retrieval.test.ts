@@ -4,7 +4,7 @@ import type { SearchHit, StoredSnippet } from '../../../core/contracts.ts';
 import { assembleContext, DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
 import { toContextJson, toContextText } from '../../../core/query.ts';
 import { buildBm25f } from '../../../core/search/bm25f.ts';
-import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
+import { buildLexicalIndex, DEFAULT_BM25, nearestByPrefix } from '../../../core/search/lexical-index.ts';
 import { groupSections } from '../../../core/search/sections.ts';
 import { codeIdentifiers, splitIdentifier, stem, tokenize } from '../../../core/search/tokenize.ts';
 
@@ -298,5 +298,61 @@ describe('question words', () => {
     const plain = buildLexicalIndex(docs.map((s) => ({ ...s })), { ...DEFAULT_BM25, synonymWeight: 0, dropFillers: false });
     assert.ok(plain.search('Is it possible to add a route, for example?', 10).some((h) => h.id === docs[2].id));
     assert.ok(plain.search('remove', 10).length === 0);
+  });
+});
+
+describe("a page's search words", () => {
+  // The markdown chunker puts a page's front-matter keywords and aliases in the description of its
+  // first info snippet.
+  const page = [
+    snip({ breadcrumb: ['css.Sass'], content: 'Transpiles Sass to CSS.', description: 'toCSS\nfunctions resources tocss', sourcePath: 'docs/sass.md' }),
+    snip({ breadcrumb: ['css.Sass', 'Options'], content: 'The function accepts an options map.', sourcePath: 'docs/sass.md' }),
+    snip({ breadcrumb: ['css.Sass', 'Dart Sass'], content: 'Install the Dart transpiler for the latest features.', sourcePath: 'docs/sass.md' }),
+    snip({ breadcrumb: ['Pipes', 'Options'], content: 'Pipes take an options map too.', sourcePath: 'docs/pipes.md' }),
+  ];
+
+  test('are a field of every section of the page, so a question using them finds it', () => {
+    const idx = buildLexicalIndex(page);
+    const hits = idx.search('toCSS options', 10);
+    assert.equal(hits[0]?.id, page[1].id);
+    assert.ok(idx.search('tocss transpiler', 10)[0]?.id === page[2].id);
+  });
+
+  test('weight 0 turns them off', () => {
+    const idx = buildLexicalIndex(page, { ...DEFAULT_BM25, fields: { ...DEFAULT_BM25.fields, meta: { weight: 0, b: 0 } }, prefixWeight: 0 });
+    assert.equal(idx.search('tocss', 10).length, 0);
+    const hits = idx.search('toCSS options', 10);
+    assert.ok(hits.some((h) => h.id === page[3].id) && hits.some((h) => h.id === page[1].id));
+  });
+});
+
+describe('question words the index does not hold', () => {
+  test('are searched as the index words sharing their longest prefix (>= 5 letters, or all of the shorter word)', () => {
+    const vocab = ['configur', 'configuration', 'confirm', 'lunr', 'lunrs', 'style'].sort();
+    const idf = () => 1;
+    assert.deepEqual(nearestByPrefix(vocab, 'configurabl', 5, 3, idf), ['configuration']); // "configura", the longest
+    assert.deepEqual(nearestByPrefix(vocab, 'configs', 5, 3, idf).sort(), ['configur', 'configuration']);
+    assert.deepEqual(nearestByPrefix(vocab, 'lunrj', 5, 3, idf), ['lunr']); // "lunr" is all of the shorter word
+    assert.deepEqual(nearestByPrefix(vocab, 'stylus', 5, 3, idf), []); // "styl": 4 letters, neither word whole
+    assert.deepEqual(nearestByPrefix(vocab, 'styl', 6, 3, idf), ['style']);
+    assert.deepEqual(nearestByPrefix(vocab, 'configs', 8, 3, idf), []); // minLength 8
+    // At most `max` words, the most frequent (lowest idf) first.
+    assert.deepEqual(nearestByPrefix(vocab, 'configs', 5, 1, (w) => (w === 'configuration' ? 0.5 : 2)), ['configuration']);
+  });
+
+  test('find the section using the known form, at a reduced weight; code names are not mapped; prefixWeight 0 turns it off', () => {
+    const list = [
+      snip({ breadcrumb: ['Server', 'Configuration'], content: 'Every option can be configured at start.', sourcePath: 'docs/server.md' }),
+      snip({ breadcrumb: ['Other', 'Overview'], content: 'Nothing to see in this text.', sourcePath: 'docs/other.md' }),
+    ];
+    const idx = buildLexicalIndex(list);
+    const hits = idx.search('which options are configurable', 10);
+    assert.equal(hits[0]?.id, list[0].id);
+    assert.equal(idx.search('configurable', 10)[0]?.id, list[0].id);
+    // Below the exact word's score: the mapped words weigh prefixWeight.
+    assert.ok(idx.search('configurable', 10)[0].score < idx.search('configured', 10)[0].score);
+    assert.equal(idx.search('configurableThing', 10).length, 0);
+    const off = buildLexicalIndex(list, { ...DEFAULT_BM25, prefixWeight: 0 });
+    assert.equal(off.search('configurable', 10).length, 0);
   });
 });

@@ -254,6 +254,44 @@ describe('chunker-markdown on plain markdown', () => {
   });
 });
 
+describe('chunker-markdown front matter', () => {
+  test("the page's search words (keywords, tags, aliases at any depth, short titles; a URL alias as its path words) ride on its first info snippet's description", () => {
+    const md = [
+      '---',
+      'title: css.Sass',
+      'description: Transpiles Sass to CSS.',
+      'linkTitle: Sass',
+      'keywords: [scss, stylesheet]',
+      'tags: styling',
+      'params:',
+      '  functions_and_methods:',
+      '    aliases: [toCSS]',
+      'aliases: [/functions/resources/tocss/, /functions/resources/tocss/]',
+      'weight: 10',
+      '---',
+      '',
+      'Transpile Sass to CSS.',
+      '',
+      '## Options',
+      '',
+      'Some options.',
+      '',
+    ].join('\n');
+    const sn = chunker.chunk({ path: 'content/functions/css/Sass.md', format: 'markdown', content: md });
+    const info = sn.filter((s) => s.type === 'info');
+    assert.equal(info[0].description.split('\n').sort().join('|'), ['Sass', 'functions resources tocss', 'scss', 'stylesheet', 'styling', 'toCSS'].sort().join('|'));
+    // Only the first info snippet carries them, and the prose the reader gets is unchanged.
+    assert.equal(info[1].description, '');
+    assert.ok(!info[0].content.includes('tocss') && !info[0].content.includes('scss'));
+    assert.match(info[0].content, /^Transpiles Sass to CSS\./);
+  });
+
+  test('a page without such keys gets no search words', () => {
+    const sn = chunker.chunk({ path: 'a.md', format: 'markdown', content: '---\ntitle: A\nweight: 3\n---\n\nText.\n' });
+    assert.deepEqual(sn.map((s) => s.description), ['']);
+  });
+});
+
 describe('chunker-markdown on the shared corpora', { skip }, () => {
   test('MDX: imports and JSX components are dropped, fences inside <Tabs> become code snippets', () => {
     const path = 'packages/docs/content/basics.mdx';
