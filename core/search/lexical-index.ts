@@ -82,23 +82,18 @@ export interface Bm25Params {
   latentWeight: number;
   latentRank: number;
   /**
-   * Rank fusion of independent lexical views with the unit ranking above: the best
-   * `fusionDepth` units are re-ordered by sum_v w_v / (fusionK + rank_v) (the unit ranking at
-   * weight 1; rank 1 = best), or, with `fusionK` 0, by the sum of each view's score over its best
-   * candidate's (CombSUM). Views (weight 0 = off, not built):
-   * - `pageFusion`: BM25F over whole pages; a unit inherits its page's rank among pages;
-   * - `snippetFusion`: BM25F over single snippets; a unit takes its best snippet's score;
-   * - `headingFusion`: BM25 over the heading path, page title and file path of each unit alone.
-   * The units keep their own scores for growing; the answer's scores keep the unit ranking's
-   * values in order (the r-th unit gets the r-th best score), so its cut-off works as before.
+   * Rank fusion with a page-level ranking (BM25F over whole pages: the page title as heading,
+   * its other headings, all its code and prose, its path; the pages' own field averages and
+   * idf): the best `fusionDepth` units are re-ordered by 1 / (fusionK + unit rank) +
+   * pageFusion / (fusionK + the rank of the unit's page among pages), ranks from 1. A section of
+   * the page about the question's subject as a whole overtakes a slightly better lone match on
+   * a page about something else. The units keep their own scores for growing; the answer's
+   * scores keep the unit ranking's values in order (the r-th unit gets the r-th best score), so
+   * its cut-off works as before. 0 = off (and the page index not built).
    */
+  pageFusion: number;
   fusionK: number;
   fusionDepth: number;
-  pageFusion: number;
-  snippetFusion: number;
-  headingFusion: number;
-  /** b of the heading view's one field. */
-  headingFusionB: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -122,12 +117,9 @@ export const DEFAULT_BM25: Bm25Params = {
   mergeMaxTokens: 800,
   latentWeight: 0,
   latentRank: 48,
+  pageFusion: 0.5,
   fusionK: 5,
   fusionDepth: 150,
-  pageFusion: 0,
-  snippetFusion: 0,
-  headingFusion: 0,
-  headingFusionB: 0.75,
 };
 
 /**
@@ -389,57 +381,29 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     pageOf[k] = pageIndex.get(path)!;
   });
 
-  const fieldWeights = FIELD_ORDER.map((f) => params.fields[f]);
-  // Fusion views, built only when weighed.
+  // The page-level ranking fused with the units' (pageFusion).
   let pageBm25: ReturnType<typeof buildBm25f> | undefined;
   if (params.pageFusion > 0) {
     const pf: string[][][] = FIELD_ORDER.map(() => []);
     sections.forEach((members, k) => {
       const pg = pageOf[k];
+      const first = snippets[members[0]];
       if (pf[0].length <= pg) {
-        const first = snippets[members[0]];
         pf[0].push(tokenize(first.pageTitle || first.breadcrumb[0] || ''));
         for (let f = 1; f < FIELD_ORDER.length; f++) pf[f].push([]);
-        pf[4][pg].push(...fields[4][k]);
+        pf[4][pg] = fields[4][k];
       }
-      const crumbs = snippets[members[0]].breadcrumb;
-      if (crumbs.length > 1) pf[1][pg].push(...tokenize(crumbs.slice(1).join(' \n ')));
-      pf[2][pg].push(...fields[2][k]);
-      pf[3][pg].push(...fields[3][k]);
+      // (Loops, not push(...words): a long page would pass too many arguments.)
+      if (first.breadcrumb.length > 1) for (const t of tokenize(first.breadcrumb.slice(1).join(' \n '))) pf[1][pg].push(t);
+      for (const t of fields[2][k]) pf[2][pg].push(t);
+      for (const t of fields[3][k]) pf[3][pg].push(t);
     });
-    pageBm25 = buildBm25f(pf, fieldWeights, params.k1);
+    pageBm25 = buildBm25f(
+      pf,
+      FIELD_ORDER.map((f) => params.fields[f]),
+      params.k1,
+    );
   }
-  let snippetBm25: ReturnType<typeof buildBm25f> | undefined;
-  const sectionOf = new Int32Array(snippets.length);
-  if (params.snippetFusion > 0) {
-    const sf: string[][][] = FIELD_ORDER.map(() => []);
-    sections.forEach((members, k) => {
-      for (const i of members) {
-        sectionOf[i] = k;
-        const m = snippets[i];
-        sf[0].push(fields[0][k]);
-        sf[1].push(fields[1][k]);
-        sf[2].push(m.code ? codeIdentifiers(m.code) : []);
-        sf[3].push(tokenize(m.type === 'info' ? m.content : m.description));
-        sf[4].push(fields[4][k]);
-      }
-    });
-    snippetBm25 = buildBm25f(sf, fieldWeights, params.k1);
-  }
-  let headingBm25: ReturnType<typeof buildBm25f> | undefined;
-  if (params.headingFusion > 0) {
-    // Sections, then parents: heading path, page title (when not the path's first heading), path.
-    const docs: string[][] = [];
-    const headDoc = (first: IndexedSnippet, crumbs: readonly string[], path: string[]) => {
-      const words = tokenize(crumbs.join(' \n '));
-      if (first.pageTitle && crumbs[0] !== first.pageTitle) words.push(...tokenize(first.pageTitle));
-      docs.push([...words, ...path]);
-    };
-    sections.forEach((members, k) => headDoc(snippets[members[0]], snippets[members[0]].breadcrumb, fields[4][k]));
-    for (const p of parents) headDoc(snippets[sections[p.sections[0]][0]], p.ref.breadcrumb, fields[4][p.sections[0]]);
-    headingBm25 = buildBm25f([docs], [{ weight: 1, b: params.headingFusionB }], params.k1);
-  }
-  const fusing = pageBm25 || snippetBm25 || headingBm25;
 
   return {
     size: snippets.length,
@@ -533,77 +497,34 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
       /** The score each unit reports, in order (the fused order keeps the unit ranking's values). */
       const shown = order.map((u) => u.score);
-      if (fusing && order.length > 1) {
-        const head = order.slice(0, params.fusionDepth);
-        const fused = new Float64Array(head.length);
-        const k = params.fusionK;
-        const best = head[0].score;
-        head.forEach((u, r) => (fused[r] = k > 0 ? 1 / (k + r + 1) : u.score / best));
-        const qTerms = weighted.map((q) => q.t);
-        /** Adds a view: `unitScore` of each head unit, ranked by `rankOf` (or among the head). */
-        const addView = (w: number, unitScore: (u: (typeof order)[number]) => number, rankOf?: (u: (typeof order)[number]) => number) => {
-          const vs = head.map(unitScore);
-          const top = Math.max(...vs);
-          if (!(top > 0)) return;
-          let ranks: number[];
-          if (rankOf) ranks = head.map(rankOf);
-          else {
-            const sorted = [...vs].sort((a, b) => b - a);
-            // Competition ranking: 1 + the number of units scoring more.
-            ranks = vs.map((v) => {
-              let lo = 0;
-              let hi = sorted.length;
-              while (lo < hi) {
-                const mid = (lo + hi) >> 1;
-                if (sorted[mid] > v) lo = mid + 1;
-                else hi = mid;
-              }
-              return lo + 1;
-            });
+      if (pageBm25 && order.length > 1) {
+        const psc = new Float64Array(pageBm25.size);
+        const ptouched: number[] = [];
+        pageBm25.accumulate(
+          weighted.map((q) => q.t),
+          psc,
+          ptouched,
+          weighted.map((q) => q.w * Math.pow(pageBm25.idf(q.t), params.idfPower - 1)),
+        );
+        const sorted = ptouched.map((p) => psc[p]).sort((a, b) => b - a);
+        /** 1 + the number of pages scoring more than `v`. */
+        const pageRank = (v: number) => {
+          let lo = 0;
+          let hi = sorted.length;
+          while (lo < hi) {
+            const mid = (lo + hi) >> 1;
+            if (sorted[mid] > v) lo = mid + 1;
+            else hi = mid;
           }
-          for (let r = 0; r < head.length; r++) if (vs[r] > 0) fused[r] += k > 0 ? w / (k + ranks[r]) : (w * vs[r]) / top;
+          return lo + 1;
         };
-        const viewScores = (index: ReturnType<typeof buildBm25f>) => {
-          const sc = new Float64Array(index.size);
-          const t: number[] = [];
-          index.accumulate(
-            qTerms,
-            sc,
-            t,
-            weighted.map((q) => q.w * Math.pow(index.idf(q.t), params.idfPower - 1)),
-          );
-          return { sc, t };
-        };
-        if (pageBm25) {
-          const { sc, t } = viewScores(pageBm25);
-          const sorted = t.map((p) => sc[p]).sort((a, b) => b - a);
-          const pageRank = (v: number) => {
-            let lo = 0;
-            let hi = sorted.length;
-            while (lo < hi) {
-              const mid = (lo + hi) >> 1;
-              if (sorted[mid] > v) lo = mid + 1;
-              else hi = mid;
-            }
-            return lo + 1;
-          };
-          const pg = (u: (typeof order)[number]) => pageOf[u.sec >= 0 ? u.sec : parents[u.par].sections[0]];
-          addView(params.pageFusion, (u) => sc[pg(u)], (u) => pageRank(sc[pg(u)]));
-        }
-        if (snippetBm25) {
-          const { sc, t } = viewScores(snippetBm25);
-          const secBest = new Float64Array(sections.length);
-          for (const i of t) secBest[sectionOf[i]] = Math.max(secBest[sectionOf[i]], sc[i]);
-          const us = (u: (typeof order)[number]) => (u.sec >= 0 ? secBest[u.sec] : Math.max(...parents[u.par].sections.map((s) => secBest[s])));
-          addView(params.snippetFusion, us);
-        }
-        if (headingBm25) {
-          const { sc } = viewScores(headingBm25);
-          addView(params.headingFusion, (u) => sc[u.sec >= 0 ? u.sec : sections.length + u.par]);
-        }
-        const idx = head.map((_, r) => r).sort((a, b) => fused[b] - fused[a] || a - b);
-        const reordered = idx.map((r) => head[r]);
-        order.splice(0, head.length, ...reordered);
+        const k = params.fusionK;
+        const head = order.slice(0, params.fusionDepth).map((u, r) => {
+          const v = psc[pageOf[u.sec >= 0 ? u.sec : parents[u.par].sections[0]]];
+          return { u, r, fused: 1 / (k + r + 1) + (v > 0 ? params.pageFusion / (k + pageRank(v)) : 0) };
+        });
+        head.sort((a, b) => b.fused - a.fused || a.r - b.r);
+        order.splice(0, head.length, ...head.map((h) => h.u));
       }
       const asked = terms.flatMap((t) => (termNo.has(t) ? [{ no: termNo.get(t)!, idf: bm25.idf(t) }] : []));
       const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
