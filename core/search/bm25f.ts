@@ -44,20 +44,42 @@ export function buildBm25f(fields: ReadonlyArray<ReadonlyArray<readonly string[]
       p.weights.push(tfw / (k1 + tfw));
     }
   }
-  const idf = new Map<string, number>();
-  for (const [t, p] of postings) idf.set(t, Math.log(1 + (n - p.docs.length + 0.5) / (p.docs.length + 0.5)));
+  // Kept flat (one array of all postings, term by term) rather than two arrays per term: far
+  // less memory for the many rare terms of a large library; same values, same order.
+  const termNo = new Map<string, number>();
+  const idfs = new Float64Array(postings.size);
+  const start = new Int32Array(postings.size + 1);
+  let total = 0;
+  for (const p of postings.values()) total += p.docs.length;
+  const docs = new Int32Array(total);
+  const tfw = new Float64Array(total);
+  let at = 0;
+  for (const [t, p] of postings) {
+    const no = termNo.size;
+    termNo.set(t, no);
+    idfs[no] = Math.log(1 + (n - p.docs.length + 0.5) / (p.docs.length + 0.5));
+    start[no] = at;
+    docs.set(p.docs, at);
+    tfw.set(p.weights, at);
+    at += p.docs.length;
+  }
+  start[termNo.size] = at;
+  postings.clear();
   return {
     size: n,
-    idf: (t) => idf.get(t) ?? 0,
+    idf: (t) => {
+      const no = termNo.get(t);
+      return no === undefined ? 0 : idfs[no];
+    },
     accumulate(terms, scores, touched, termWeights) {
       for (let k = 0; k < terms.length; k++) {
-        const p = postings.get(terms[k]);
-        if (!p) continue;
-        const w = idf.get(terms[k])! * (termWeights ? termWeights[k] : 1);
-        for (let i = 0; i < p.docs.length; i++) {
-          const d = p.docs[i];
+        const no = termNo.get(terms[k]);
+        if (no === undefined) continue;
+        const w = idfs[no] * (termWeights ? termWeights[k] : 1);
+        for (let i = start[no], end = start[no + 1]; i < end; i++) {
+          const d = docs[i];
           if (scores[d] === 0) touched.push(d);
-          scores[d] += w * p.weights[i];
+          scores[d] += w * tfw[i];
         }
       }
     },

@@ -89,6 +89,19 @@ export interface Bm25Params {
    */
   prefixWeight: number;
   prefixMinLength: number;
+  /**
+   * Rank fusion with a page-level ranking (BM25F over whole pages: the page title as heading,
+   * its other headings, all its code and prose, its path; the pages' own field averages and
+   * idf): the best `fusionDepth` units are re-ordered by 1 / (fusionK + unit rank) +
+   * pageFusion / (fusionK + the rank of the unit's page among pages), ranks from 1. A section of
+   * the page about the question's subject as a whole overtakes a slightly better lone match on
+   * a page about something else. The units keep their own scores for growing; the answer's
+   * scores keep the unit ranking's values in order (the r-th unit gets the r-th best score), so
+   * its cut-off works as before. 0 = off (and the page index not built).
+   */
+  pageFusion: number;
+  fusionK: number;
+  fusionDepth: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -115,6 +128,9 @@ export const DEFAULT_BM25: Bm25Params = {
   latentRank: 48,
   prefixWeight: 0.7,
   prefixMinLength: 5,
+  pageFusion: 0.5,
+  fusionK: 5,
+  fusionDepth: 150,
 };
 
 /**
@@ -389,6 +405,32 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     pageOf[k] = pageIndex.get(path)!;
   });
 
+  // The page-level ranking fused with the units' (pageFusion).
+  let pageBm25: ReturnType<typeof buildBm25f> | undefined;
+  if (params.pageFusion > 0) {
+    const pf: string[][][] = FIELD_ORDER.map(() => []);
+    sections.forEach((members, k) => {
+      const pg = pageOf[k];
+      const first = snippets[members[0]];
+      if (pf[0].length <= pg) {
+        pf[0].push(tokenize(first.pageTitle || first.breadcrumb[0] || ''));
+        for (let f = 1; f < FIELD_ORDER.length; f++) pf[f].push([]);
+        pf[4][pg] = fields[4][k];
+        // The page's search words (front matter) are the same for each of its sections.
+        pf[5][pg] = fields[5][k];
+      }
+      // (Loops, not push(...words): a long page would pass too many arguments.)
+      if (first.breadcrumb.length > 1) for (const t of tokenize(first.breadcrumb.slice(1).join(' \n '))) pf[1][pg].push(t);
+      for (const t of fields[2][k]) pf[2][pg].push(t);
+      for (const t of fields[3][k]) pf[3][pg].push(t);
+    });
+    pageBm25 = buildBm25f(
+      pf,
+      FIELD_ORDER.map((f) => params.fields[f]),
+      params.k1,
+    );
+  }
+
   return {
     size: snippets.length,
     search(query, limit) {
@@ -491,6 +533,37 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
       }
       order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
+      /** The score each unit reports, in order (the fused order keeps the unit ranking's values). */
+      const shown = order.map((u) => u.score);
+      if (pageBm25 && order.length > 1) {
+        const psc = new Float64Array(pageBm25.size);
+        const ptouched: number[] = [];
+        pageBm25.accumulate(
+          weighted.map((q) => q.t),
+          psc,
+          ptouched,
+          weighted.map((q) => q.w * Math.pow(pageBm25.idf(q.t), params.idfPower - 1)),
+        );
+        const sorted = ptouched.map((p) => psc[p]).sort((a, b) => b - a);
+        /** 1 + the number of pages scoring more than `v`. */
+        const pageRank = (v: number) => {
+          let lo = 0;
+          let hi = sorted.length;
+          while (lo < hi) {
+            const mid = (lo + hi) >> 1;
+            if (sorted[mid] > v) lo = mid + 1;
+            else hi = mid;
+          }
+          return lo + 1;
+        };
+        const k = params.fusionK;
+        const head = order.slice(0, params.fusionDepth).map((u, r) => {
+          const v = psc[pageOf[u.sec >= 0 ? u.sec : parents[u.par].sections[0]]];
+          return { u, r, fused: 1 / (k + r + 1) + (v > 0 ? params.pageFusion / (k + pageRank(v)) : 0) };
+        });
+        head.sort((a, b) => b.fused - a.fused || a.r - b.r);
+        order.splice(0, head.length, ...head.map((h) => h.u));
+      }
       const asked = terms.flatMap((t) => (termNo.has(t) ? [{ no: termNo.get(t)!, idf: bm25.idf(t) }] : []));
       const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
       const out: Array<{ id: number; score: number; unit?: UnitRef }> = [];
@@ -516,7 +589,8 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         for (let k = lo; k <= hi; k++) out.push(k);
         return out;
       };
-      for (const u of order) {
+      for (let r = 0; r < order.length; r++) {
+        const u = order[r];
         let secs = u.par >= 0 ? parents[u.par].sections : [u.sec];
         if (secs.some((k) => taken[k])) continue;
         let unit = u.par >= 0 ? parents[u.par].ref : undefined;
@@ -531,7 +605,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         const all = secs.length === 1 ? sections[secs[0]] : secs.flatMap((k) => sections[k]);
         const members = all.length === 1 ? all : all.map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
         for (const i of members) {
-          out.push(unit ? { id: ids[i], score: u.score, unit } : { id: ids[i], score: u.score });
+          out.push(unit ? { id: ids[i], score: shown[r], unit } : { id: ids[i], score: shown[r] });
           if (out.length >= limit) return out;
         }
       }

@@ -1,0 +1,57 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { StoredSnippet } from '../../../core/contracts.ts';
+import { buildLexicalIndex, DEFAULT_BM25, type Bm25Params } from '../../../core/search/lexical-index.ts';
+
+let nextId = 1;
+function snip(breadcrumb: string[], sourcePath: string, content: string): StoredSnippet {
+  const id = nextId++;
+  return {
+    id,
+    seq: id,
+    type: 'info',
+    title: breadcrumb[breadcrumb.length - 1],
+    description: '',
+    language: '',
+    code: '',
+    content,
+    breadcrumb,
+    pageTitle: breadcrumb[0],
+    sourcePath,
+    lineStart: id,
+    lineEnd: id,
+    tokens: Math.ceil(content.length / 4),
+  };
+}
+
+describe('rank fusion with a page-level ranking', () => {
+  // b.md: one short section whose heading is the question, on a page about nothing else;
+  // a.md: a page about the question's subject throughout, whose first section matches less well.
+  const corpus = () => [
+    snip(['Retry timeout'], 'b.md', 'A note.'),
+    snip(['Requests', 'Failures'], 'a.md', 'A failed request is sent again after a retry timeout.'),
+    snip(['Requests', 'Backoff'], 'a.md', 'Each retry waits longer; the timeout doubles with every retry.'),
+    snip(['Requests', 'Limits'], 'a.md', 'Retries stop when the total timeout is spent; a retry timeout of zero turns retries off.'),
+    snip(['Logging', 'Levels'], 'c.md', 'Levels of the logger: debug, info, warn, error.'),
+    snip(['Logging', 'Files'], 'c.md', 'Log files rotate daily.'),
+  ];
+  // Units as they are (no parents, no merging, no neighbour lift), so the order is the sections'.
+  const plain: Bm25Params = { ...DEFAULT_BM25, parentWeight: 0, mergeRatio: 0, neighbourWeight: 0 };
+  const q = 'retry timeout';
+
+  test('a section of the page that matches best overtakes a lone section of a page that matches less', () => {
+    const list = corpus();
+    const off = buildLexicalIndex(list, { ...plain, fusionK: 5, pageFusion: 0 }).search(q, 10);
+    assert.equal(off[0].id, list[0].id, 'without fusion (pageFusion 0) the lone heading match comes first');
+    const on = buildLexicalIndex(list, { ...plain, fusionK: 5, pageFusion: 2 }).search(q, 10);
+    assert.equal(new Set(on.map((h) => h.id)).size, on.length);
+    assert.notEqual(on[0].id, list[0].id, 'with fusion a section of a.md comes first');
+    assert.equal(list.find((s) => s.id === on[0].id)!.sourcePath, 'a.md');
+    assert.ok(on.some((h) => h.id === list[0].id), 'the lone section is still returned, lower');
+    // The scores keep the unit ranking's values in order, so the answer's cut-off sees no rise.
+    assert.deepEqual(
+      on.map((h) => h.score),
+      off.map((h) => h.score),
+    );
+  });
+});
