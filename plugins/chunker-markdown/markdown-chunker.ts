@@ -56,11 +56,8 @@ export class MarkdownChunker implements Chunker {
   constructor(private readonly options: MarkdownChunkerOptions) {}
 
   chunk(doc: SourceDocument): Snippet[] {
-    const { text } = preprocess(doc.content, doc.format);
-    const tree = fromMarkdown(text, {
-      extensions: [gfm(), frontmatter(['yaml', 'toml'])],
-      mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
-    });
+    const text = inlineReferenceLinks(preprocess(doc.content, doc.format).text);
+    const tree = parseMarkdown(text);
     const meta = readFrontMatter(tree);
     const lastLine = lastContentLine(text);
     const pageTitle = meta.title ?? firstH1(tree) ?? doc.title ?? titleFromPath(doc.path);
@@ -192,6 +189,59 @@ export class MarkdownChunker implements Chunker {
       });
     });
   }
+}
+
+function parseMarkdown(text: string): Root {
+  return fromMarkdown(text, {
+    extensions: [gfm(), frontmatter(['yaml', 'toml'])],
+    mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
+  });
+}
+
+const DEFINITION_LINE = /^ {0,3}\[[^\]\n]+\]:[ \t]*\S/m;
+
+/**
+ * The text with its reference links (`[text][label]`, `[text][]`, `[label]`) written inline,
+ * `[text](url)`, when the page defines the label: the chunker drops the definitions (usually at
+ * the page's end), so the prose keeps saying where each link goes. The lines stay the same (a
+ * link whose reference part is on another line than its text, or a URL with blanks, is left as
+ * it is); images are left too.
+ */
+export function inlineReferenceLinks(text: string): string {
+  if (!DEFINITION_LINE.test(text)) return text;
+  const tree = parseMarkdown(text);
+  const urls = new Map<string, string>();
+  const refs: Array<{ identifier: string; start: number; end: number; textStart: number; textEnd: number }> = [];
+  const walk = (node: { type: string; children?: unknown[] } & Record<string, unknown>): void => {
+    if (node.type === 'definition') {
+      const id = node.identifier as string;
+      if (!urls.has(id)) urls.set(id, node.url as string);
+    } else if (node.type === 'linkReference') {
+      const kids = (node.children ?? []) as Array<{ position?: { start: { offset?: number }; end: { offset?: number } } }>;
+      const pos = node.position as { start: { offset?: number }; end: { offset?: number } } | undefined;
+      const first = kids[0]?.position?.start.offset;
+      const last = kids[kids.length - 1]?.position?.end.offset;
+      if (pos?.start.offset !== undefined && pos.end.offset !== undefined && first !== undefined && last !== undefined)
+        refs.push({ identifier: node.identifier as string, start: pos.start.offset, end: pos.end.offset, textStart: first, textEnd: last });
+      return;
+    }
+    for (const c of node.children ?? []) walk(c as typeof node);
+  };
+  walk(tree as unknown as Parameters<typeof walk>[0]);
+  if (refs.length === 0 || urls.size === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const r of refs.sort((a, b) => a.start - b.start)) {
+    const url = urls.get(r.identifier);
+    if (!url || /\s/.test(url) || r.start < at) continue;
+    const label = text.slice(r.textStart, r.textEnd);
+    const lines = (s: string) => s.split('\n').length;
+    const link = `[${label}](${url})`;
+    if (lines(link) !== lines(text.slice(r.start, r.end))) continue;
+    out += text.slice(at, r.start) + link;
+    at = r.end;
+  }
+  return out + text.slice(at);
 }
 
 function sliceNode(text: string, node: RootContent): string {
