@@ -12,11 +12,12 @@
 import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
 import { buildLatentModel, DEFAULT_LATENT } from './latent.ts';
+import { resolveSectionLinks } from './links.ts';
 import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
 export interface IndexedSnippet
-  extends Pick<Snippet, 'type' | 'title' | 'description' | 'code' | 'content' | 'breadcrumb' | 'pageTitle' | 'sourcePath'> {
+  extends Pick<Snippet, 'type' | 'title' | 'description' | 'code' | 'content' | 'breadcrumb' | 'pageTitle' | 'sourcePath' | 'anchor'> {
   id: number;
   /** Size estimate; parent sections larger than `parentMaxTokens` are not made units. */
   tokens?: number;
@@ -89,6 +90,25 @@ export interface Bm25Params {
    */
   prefixWeight: number;
   prefixMinLength: number;
+  /**
+   * Hyperlinks (core/search/links.ts): each section a link of one of the `linkSources` best
+   * sections points at (another page's section, by path and anchor) gains this share of the
+   * linking section's score (the best such lift), divided by the linking section's number of
+   * targets to the power `linkDegreePower`. 0 = off (links not resolved).
+   */
+  linkWeight: number;
+  linkSources: number;
+  linkDegreePower: number;
+  /** Experiment: 0 = max over sources, 1 = sum over sources capped at linkWeight x best. */
+  linkSum: number;
+  /** Experiment: lift added on top of the neighbour lift (1) or max with it (0). */
+  linkAdd: number;
+  /** Experiment: 1 = a target is lifted at most to its linking section's score. */
+  linkCap: number;
+  /** Experiment: 1 = #anchor links inside a page count too. */
+  linkSamePage: number;
+  /** Experiment: 1 = a linked section's parent unit (it with its subsections) is lifted too. */
+  linkParents: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -115,6 +135,14 @@ export const DEFAULT_BM25: Bm25Params = {
   latentRank: 48,
   prefixWeight: 0.7,
   prefixMinLength: 5,
+  linkWeight: 0,
+  linkSources: 30,
+  linkDegreePower: 0,
+  linkSum: 0,
+  linkAdd: 0,
+  linkCap: 0,
+  linkSamePage: 0,
+  linkParents: 0,
 };
 
 /**
@@ -330,6 +358,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   // bench:quick mrr@10 0.663 against 0.666).
   const latent =
     params.latentWeight > 0 ? buildLatentModel([fields[0], fields[1], fields[3]], { ...DEFAULT_LATENT, rank: params.latentRank }) : undefined;
+  const links = params.linkWeight > 0 ? resolveSectionLinks(sections, snippets, undefined, params.linkSamePage > 0).targets : undefined;
   const secTokens = sections.map((m) => m.reduce((n, i) => n + (snippets[i].tokens ?? 0), 0));
   const parents =
     params.parentWeight > 0
@@ -337,6 +366,12 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           (p) => p.sections.reduce((n, k) => n + secTokens[k], 0) <= params.parentMaxTokens,
         )
       : [];
+  // The parent unit of each section that heads one (the section's heading with its subsections).
+  const parentAt = new Map<number, number>();
+  parents.forEach((p, i) => {
+    const first = p.sections[0];
+    if (snippets[sections[first][0]].breadcrumb.length === p.ref.breadcrumb.length) parentAt.set(first, i);
+  });
   const parentFields: string[][][] = FIELD_ORDER.map(() => []);
   for (const p of parents) {
     const depth = p.ref.breadcrumb.length;
@@ -458,6 +493,10 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           if (sim > 0) scores[sec] += params.latentWeight * best * sim;
         }
       }
+      const before = links ? Float64Array.from(scores) : undefined;
+      /** Linked sections: the lift each got and the best linking section's score. */
+      const linkLift = new Map<number, number>();
+      const linkCapOf = new Map<number, number>();
       if (params.neighbourWeight > 0) {
         // A section next to one that matches well often holds the answer the question words
         // only circle around (the example after the explanation, the option after the intro).
@@ -468,6 +507,32 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
             if (scores[nb] === 0) touched.push(nb);
             scores[nb] = Math.max(scores[nb], own[nb] + params.neighbourWeight * own[sec]);
           }
+        }
+      }
+      if (links && before) {
+        // A section another well-matching page links to often holds the details the question
+        // asks about (the guide matches its wording, the reference it links to answers it).
+        const sources = touched.filter((sec) => before[sec] > 0);
+        sources.sort((a, b) => before[b] - before[a] || a - b);
+        let best = 0;
+        for (const sec of touched) best = Math.max(best, before[sec]);
+        const lift = new Map<number, number>();
+        for (const sec of sources.slice(0, params.linkSources)) {
+          if (params.linkParents) for (const t of links[sec]) linkCapOf.set(t, Math.max(linkCapOf.get(t) ?? 0, before[sec]));
+          const out = links[sec];
+          if (out.length === 0) continue;
+          const gain = (params.linkWeight * before[sec]) / Math.pow(out.length, params.linkDegreePower);
+          for (const t of out) {
+            // linkCap: a link lifts its target up to the linking section's score, not above it.
+            const g = params.linkCap ? Math.min(gain, Math.max(0, before[sec] - before[t])) : gain;
+            lift.set(t, params.linkSum ? (lift.get(t) ?? 0) + g : Math.max(lift.get(t) ?? 0, g));
+          }
+        }
+        for (const [t, g0] of lift) {
+          const g = params.linkSum ? Math.min(g0, params.linkWeight * best) : g0;
+          if (scores[t] === 0) touched.push(t);
+          linkLift.set(t, g);
+          scores[t] = params.linkAdd ? scores[t] + g : Math.max(scores[t], before[t] + g);
         }
       }
       // Units: every touched section, and every touched parent (length-normalised by its own
@@ -488,6 +553,21 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           }),
         );
         coverHeadings(parentFields[0], ptouched, pscores);
+        const seen = new Set(ptouched);
+        if (params.linkParents)
+          for (const [t, g] of linkLift) {
+            const p = parentAt.get(t);
+            if (p === undefined) continue;
+            const cur = pscores[p] * params.parentWeight;
+            const to = Math.min(cur + g * params.parentWeight, linkCapOf.get(t) ?? 0);
+            if (to > cur) {
+              pscores[p] = to / params.parentWeight;
+              if (!seen.has(p)) {
+                seen.add(p);
+                ptouched.push(p);
+              }
+            }
+          }
         for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
       }
       order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
