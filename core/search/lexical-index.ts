@@ -91,24 +91,13 @@ export interface Bm25Params {
   prefixWeight: number;
   prefixMinLength: number;
   /**
-   * Hyperlinks (core/search/links.ts): each section a link of one of the `linkSources` best
-   * sections points at (another page's section, by path and anchor) gains this share of the
-   * linking section's score (the best such lift), divided by the linking section's number of
-   * targets to the power `linkDegreePower`. 0 = off (links not resolved).
+   * Hyperlinks (core/search/links.ts): a section that a link of one of the `linkSources` best
+   * sections points at (a section of another page, by path and anchor; a page link reaches the
+   * page's first section) gains this share of the linking section's score, up to that score and
+   * not above it; of several linking sections, the best lift counts. 0 = off (links not read).
    */
   linkWeight: number;
   linkSources: number;
-  linkDegreePower: number;
-  /** Experiment: 0 = max over sources, 1 = sum over sources capped at linkWeight x best. */
-  linkSum: number;
-  /** Experiment: lift added on top of the neighbour lift (1) or max with it (0). */
-  linkAdd: number;
-  /** Experiment: 1 = a target is lifted at most to its linking section's score. */
-  linkCap: number;
-  /** Experiment: 1 = #anchor links inside a page count too. */
-  linkSamePage: number;
-  /** Experiment: 1 = a linked section's parent unit (it with its subsections) is lifted too. */
-  linkParents: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -135,14 +124,8 @@ export const DEFAULT_BM25: Bm25Params = {
   latentRank: 48,
   prefixWeight: 0.7,
   prefixMinLength: 5,
-  linkWeight: 0,
-  linkSources: 30,
-  linkDegreePower: 0,
-  linkSum: 0,
-  linkAdd: 0,
-  linkCap: 0,
-  linkSamePage: 0,
-  linkParents: 0,
+  linkWeight: 0.7,
+  linkSources: 10,
 };
 
 /**
@@ -358,7 +341,8 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   // bench:quick mrr@10 0.663 against 0.666).
   const latent =
     params.latentWeight > 0 ? buildLatentModel([fields[0], fields[1], fields[3]], { ...DEFAULT_LATENT, rank: params.latentRank }) : undefined;
-  const links = params.linkWeight > 0 ? resolveSectionLinks(sections, snippets, undefined, params.linkSamePage > 0).targets : undefined;
+  const resolved = params.linkWeight > 0 ? resolveSectionLinks(sections, snippets).targets : undefined;
+  const links = resolved?.some((t) => t.length > 0) ? resolved : undefined;
   const secTokens = sections.map((m) => m.reduce((n, i) => n + (snippets[i].tokens ?? 0), 0));
   const parents =
     params.parentWeight > 0
@@ -366,12 +350,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           (p) => p.sections.reduce((n, k) => n + secTokens[k], 0) <= params.parentMaxTokens,
         )
       : [];
-  // The parent unit of each section that heads one (the section's heading with its subsections).
-  const parentAt = new Map<number, number>();
-  parents.forEach((p, i) => {
-    const first = p.sections[0];
-    if (snippets[sections[first][0]].breadcrumb.length === p.ref.breadcrumb.length) parentAt.set(first, i);
-  });
   const parentFields: string[][][] = FIELD_ORDER.map(() => []);
   for (const p of parents) {
     const depth = p.ref.breadcrumb.length;
@@ -493,46 +471,34 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           if (sim > 0) scores[sec] += params.latentWeight * best * sim;
         }
       }
-      const before = links ? Float64Array.from(scores) : undefined;
-      /** Linked sections: the lift each got and the best linking section's score. */
-      const linkLift = new Map<number, number>();
-      const linkCapOf = new Map<number, number>();
+      // The sections' own scores, before the lifts below.
+      const before = params.neighbourWeight > 0 || links ? Float64Array.from(scores) : scores;
       if (params.neighbourWeight > 0) {
         // A section next to one that matches well often holds the answer the question words
         // only circle around (the example after the explanation, the option after the intro).
-        const own = Float64Array.from(scores);
         for (const sec of [...touched]) {
           for (const nb of [sec - 1, sec + 1]) {
             if (nb < 0 || nb >= sections.length || pageOf[nb] !== pageOf[sec]) continue;
             if (scores[nb] === 0) touched.push(nb);
-            scores[nb] = Math.max(scores[nb], own[nb] + params.neighbourWeight * own[sec]);
+            scores[nb] = Math.max(scores[nb], before[nb] + params.neighbourWeight * before[sec]);
           }
         }
       }
-      if (links && before) {
-        // A section another well-matching page links to often holds the details the question
-        // asks about (the guide matches its wording, the reference it links to answers it).
-        const sources = touched.filter((sec) => before[sec] > 0);
-        sources.sort((a, b) => before[b] - before[a] || a - b);
-        let best = 0;
-        for (const sec of touched) best = Math.max(best, before[sec]);
+      if (links) {
+        // A section a well-matching section links to often holds the details the question asks
+        // about: the guide matches the question's wording, the reference it links to answers it.
+        // The lift is the linking section's score x linkWeight, up to that score, not above: a
+        // link vouches for its target, it does not make it the better answer.
         const lift = new Map<number, number>();
-        for (const sec of sources.slice(0, params.linkSources)) {
-          if (params.linkParents) for (const t of links[sec]) linkCapOf.set(t, Math.max(linkCapOf.get(t) ?? 0, before[sec]));
-          const out = links[sec];
-          if (out.length === 0) continue;
-          const gain = (params.linkWeight * before[sec]) / Math.pow(out.length, params.linkDegreePower);
-          for (const t of out) {
-            // linkCap: a link lifts its target up to the linking section's score, not above it.
-            const g = params.linkCap ? Math.min(gain, Math.max(0, before[sec] - before[t])) : gain;
-            lift.set(t, params.linkSum ? (lift.get(t) ?? 0) + g : Math.max(lift.get(t) ?? 0, g));
+        for (const sec of bestOf(touched, before, params.linkSources)) {
+          for (const t of links[sec]) {
+            const g = Math.min(params.linkWeight * before[sec], before[sec] - before[t]);
+            if (g > (lift.get(t) ?? 0)) lift.set(t, g);
           }
         }
-        for (const [t, g0] of lift) {
-          const g = params.linkSum ? Math.min(g0, params.linkWeight * best) : g0;
+        for (const [t, g] of lift) {
           if (scores[t] === 0) touched.push(t);
-          linkLift.set(t, g);
-          scores[t] = params.linkAdd ? scores[t] + g : Math.max(scores[t], before[t] + g);
+          scores[t] = Math.max(scores[t], before[t] + g);
         }
       }
       // Units: every touched section, and every touched parent (length-normalised by its own
@@ -553,21 +519,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           }),
         );
         coverHeadings(parentFields[0], ptouched, pscores);
-        const seen = new Set(ptouched);
-        if (params.linkParents)
-          for (const [t, g] of linkLift) {
-            const p = parentAt.get(t);
-            if (p === undefined) continue;
-            const cur = pscores[p] * params.parentWeight;
-            const to = Math.min(cur + g * params.parentWeight, linkCapOf.get(t) ?? 0);
-            if (to > cur) {
-              pscores[p] = to / params.parentWeight;
-              if (!seen.has(p)) {
-                seen.add(p);
-                ptouched.push(p);
-              }
-            }
-          }
         for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
       }
       order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
@@ -618,6 +569,22 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       return out;
     },
   };
+}
+
+/** The `n` sections of `among` with the highest (positive) score, best first (ties: lower index first). */
+function bestOf(among: readonly number[], score: Float64Array, n: number): number[] {
+  const top: number[] = [];
+  const better = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
+  for (const sec of among) {
+    if (!(score[sec] > 0) || (top.length === n && !better(sec, top[n - 1]))) continue;
+    let i = top.length < n ? top.length : n - 1;
+    while (i > 0 && better(sec, top[i - 1])) {
+      top[i] = top[i - 1];
+      i--;
+    }
+    top[i] = sec;
+  }
+  return top;
 }
 
 /** Most index words one unknown question word is searched as (the most frequent of those tied). */

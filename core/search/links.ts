@@ -59,10 +59,10 @@ function stemOf(path: string): string {
  * The links of each section of `sections` (groups of `snippets` indexes, as groupSections gives),
  * resolved to other sections of the same snippets.
  */
-export function resolveSectionLinks(sections: readonly number[][], snippets: readonly LinkSource[], unresolved?: string[], samePage = false): SectionLinks {
+export function resolveSectionLinks(sections: readonly number[][], snippets: readonly LinkSource[], unresolved?: string[]): SectionLinks {
   const stats = { links: 0, self: 0, toFile: 0, toAnchor: 0, listSections: 0 };
-  // Files: their sections in order, looked up by full path, by stem, and by every segment suffix
-  // of the stem (for site paths).
+  // Files: their sections in order, looked up (once a link needs it) by full path, by stem, and
+  // by every segment suffix of the stem (for site paths).
   const fileSections = new Map<string, number[]>();
   sections.forEach((members, k) => {
     const path = snippets[members[0]].sourcePath;
@@ -70,21 +70,24 @@ export function resolveSectionLinks(sections: readonly number[][], snippets: rea
     if (!list) fileSections.set(path, (list = []));
     list.push(k);
   });
-  const byPath = new Map<string, string>();
-  const byStem = new Map<string, string[]>();
-  const bySuffix = new Map<string, string[]>();
-  const add = (map: Map<string, string[]>, key: string, file: string) => {
-    const list = map.get(key);
-    if (!list) map.set(key, [file]);
-    else if (!list.includes(file)) list.push(file);
+  let tables: { byPath: Map<string, string>; byStem: Map<string, string[]>; bySuffix: Map<string, string[]> } | undefined;
+  const lookup = () => {
+    if (tables) return tables;
+    tables = { byPath: new Map(), byStem: new Map(), bySuffix: new Map() };
+    const add = (map: Map<string, string[]>, key: string, file: string) => {
+      const list = map.get(key);
+      if (!list) map.set(key, [file]);
+      else if (!list.includes(file)) list.push(file);
+    };
+    for (const file of fileSections.keys()) {
+      tables.byPath.set(file.toLowerCase(), file);
+      const stem = stemOf(file);
+      add(tables.byStem, stem, file);
+      const segs = stem.split('/');
+      for (let i = 0; i < segs.length; i++) add(tables.bySuffix, segs.slice(i).join('/'), file);
+    }
+    return tables;
   };
-  for (const file of fileSections.keys()) {
-    byPath.set(file.toLowerCase(), file);
-    const stem = stemOf(file);
-    add(byStem, stem, file);
-    const segs = stem.split('/');
-    for (let i = 0; i < segs.length; i++) add(bySuffix, segs.slice(i).join('/'), file);
-  }
   // Anchors of each file's sections: exact and loose.
   const anchorCache = new Map<string, Map<string, number>>();
   const anchorsOf = (file: string): Map<string, number> => {
@@ -113,6 +116,7 @@ export function resolveSectionLinks(sections: readonly number[][], snippets: rea
     return [...files].sort((x, y) => shared(y) - shared(x) || x.length - y.length || (x < y ? -1 : 1))[0];
   };
   const findFile = (from: string, url: string): string | undefined => {
+    const { byPath, byStem, bySuffix } = lookup();
     const dir = from.split('/').slice(0, -1);
     const path = url.replace(/\/+$/, '');
     if (url.startsWith('/')) {
@@ -143,20 +147,12 @@ export function resolveSectionLinks(sections: readonly number[][], snippets: rea
   sections.forEach((members, k) => {
     const from = snippets[members[0]].sourcePath;
     const found = new Set<number>();
-    let linkWords = 0;
-    let words = 0;
     for (const i of members) {
       const s = snippets[i];
-      if (s.type !== 'info' || !s.content.includes('](')) {
-        if (s.type === 'info') words += wordCount(s.content);
-        continue;
-      }
-      words += wordCount(s.content.replace(INLINE_LINK, (_m, _img, text: string) => text));
+      if (s.type !== 'info' || !s.content.includes('](')) continue;
       for (const m of s.content.matchAll(INLINE_LINK)) {
-        if (m[1]) continue; // an image
         const url = m[3];
-        linkWords += wordCount(m[2]);
-        if (!url || /^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('//')) continue;
+        if (m[1] || !url || /^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('//')) continue; // an image, an external link
         stats.links++;
         const hash = url.indexOf('#');
         const pathPart = (hash >= 0 ? url.slice(0, hash) : url).replace(/\?.*$/, '');
@@ -164,34 +160,46 @@ export function resolveSectionLinks(sections: readonly number[][], snippets: rea
         const file = pathPart ? findFile(from, decodeURIComponentSafe(pathPart)) : from;
         if (file === from) {
           stats.self++;
-          if (!samePage || !anchor) continue;
+          continue;
         }
         if (!file) {
           unresolved?.push(`${from} -> ${url}`);
           continue;
         }
-        const same = file === from;
-        if (!same) stats.toFile++;
-        let target = same ? -1 : fileSections.get(file)![0];
+        stats.toFile++;
+        let target = fileSections.get(file)![0];
         if (anchor) {
           const anchors = anchorsOf(file);
-          const loose = looseAnchor(anchor);
-          const hit = anchors.get(loose) ?? anchors.get(looseAnchor(anchor.replace(/-\d+$/, '')));
+          const hit = anchors.get(looseAnchor(anchor)) ?? anchors.get(looseAnchor(anchor.replace(/-\d+$/, '')));
           if (hit !== undefined) {
             target = hit;
-            if (!same) stats.toAnchor++;
+            stats.toAnchor++;
           }
         }
-        if (target >= 0 && target !== k) found.add(target);
+        found.add(target);
       }
     }
-    if (found.size > 0 && words > 0 && linkWords > LINK_LIST_SHARE * words) {
+    if (found.size > 0 && isLinkList(members.map((i) => snippets[i]))) {
       stats.listSections++;
       found.clear();
     }
-    targets.push(Int32Array.from(found).sort());
+    targets.push(found.size > 0 ? Int32Array.from(found).sort() : NONE);
   });
   return { targets, stats };
+}
+
+const NONE = new Int32Array(0);
+
+/** Whether the link text of these snippets' prose is more than LINK_LIST_SHARE of its words. */
+function isLinkList(members: readonly LinkSource[]): boolean {
+  let words = 0;
+  let linkWords = 0;
+  for (const s of members) {
+    if (s.type !== 'info') continue;
+    words += wordCount(s.content.replace(INLINE_LINK, (_m, _img, text: string) => text));
+    for (const m of s.content.matchAll(INLINE_LINK)) if (!m[1]) linkWords += wordCount(m[2]);
+  }
+  return words > 0 && linkWords > LINK_LIST_SHARE * words;
 }
 
 function decodeURIComponentSafe(s: string): string {
