@@ -12,11 +12,12 @@
 import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
 import { buildLatentModel, DEFAULT_LATENT } from './latent.ts';
+import { resolveSectionLinks } from './links.ts';
 import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
 export interface IndexedSnippet
-  extends Pick<Snippet, 'type' | 'title' | 'description' | 'code' | 'content' | 'breadcrumb' | 'pageTitle' | 'sourcePath'> {
+  extends Pick<Snippet, 'type' | 'title' | 'description' | 'code' | 'content' | 'breadcrumb' | 'pageTitle' | 'sourcePath' | 'anchor'> {
   id: number;
   /** Size estimate; parent sections larger than `parentMaxTokens` are not made units. */
   tokens?: number;
@@ -102,6 +103,14 @@ export interface Bm25Params {
   pageFusion: number;
   fusionK: number;
   fusionDepth: number;
+  /**
+   * Hyperlinks (core/search/links.ts): a section that a link of one of the `linkSources` best
+   * sections points at (a section of another page, by path and anchor; a page link reaches the
+   * page's first section) gains this share of the linking section's score, up to that score and
+   * not above it; of several linking sections, the best lift counts. 0 = off (links not read).
+   */
+  linkWeight: number;
+  linkSources: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -131,6 +140,8 @@ export const DEFAULT_BM25: Bm25Params = {
   pageFusion: 0.5,
   fusionK: 5,
   fusionDepth: 150,
+  linkWeight: 0.7,
+  linkSources: 10,
 };
 
 /**
@@ -346,6 +357,8 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
   // bench:quick mrr@10 0.663 against 0.666).
   const latent =
     params.latentWeight > 0 ? buildLatentModel([fields[0], fields[1], fields[3]], { ...DEFAULT_LATENT, rank: params.latentRank }) : undefined;
+  const resolved = params.linkWeight > 0 ? resolveSectionLinks(sections, snippets).targets : undefined;
+  const links = resolved?.some((t) => t.length > 0) ? resolved : undefined;
   const secTokens = sections.map((m) => m.reduce((n, i) => n + (snippets[i].tokens ?? 0), 0));
   const parents =
     params.parentWeight > 0
@@ -500,16 +513,34 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           if (sim > 0) scores[sec] += params.latentWeight * best * sim;
         }
       }
+      // The sections' own scores, before the lifts below.
+      const before = params.neighbourWeight > 0 || links ? Float64Array.from(scores) : scores;
       if (params.neighbourWeight > 0) {
         // A section next to one that matches well often holds the answer the question words
         // only circle around (the example after the explanation, the option after the intro).
-        const own = Float64Array.from(scores);
         for (const sec of [...touched]) {
           for (const nb of [sec - 1, sec + 1]) {
             if (nb < 0 || nb >= sections.length || pageOf[nb] !== pageOf[sec]) continue;
             if (scores[nb] === 0) touched.push(nb);
-            scores[nb] = Math.max(scores[nb], own[nb] + params.neighbourWeight * own[sec]);
+            scores[nb] = Math.max(scores[nb], before[nb] + params.neighbourWeight * before[sec]);
           }
+        }
+      }
+      if (links) {
+        // A section a well-matching section links to often holds the details the question asks
+        // about: the guide matches the question's wording, the reference it links to answers it.
+        // The lift is the linking section's score x linkWeight, up to that score, not above: a
+        // link vouches for its target, it does not make it the better answer.
+        const lift = new Map<number, number>();
+        for (const sec of bestOf(touched, before, params.linkSources)) {
+          for (const t of links[sec]) {
+            const g = Math.min(params.linkWeight * before[sec], before[sec] - before[t]);
+            if (g > (lift.get(t) ?? 0)) lift.set(t, g);
+          }
+        }
+        for (const [t, g] of lift) {
+          if (scores[t] === 0) touched.push(t);
+          scores[t] = Math.max(scores[t], before[t] + g);
         }
       }
       // Units: every touched section, and every touched parent (length-normalised by its own
@@ -612,6 +643,22 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       return out;
     },
   };
+}
+
+/** The `n` sections of `among` with the highest (positive) score, best first (ties: lower index first). */
+function bestOf(among: readonly number[], score: Float64Array, n: number): number[] {
+  const top: number[] = [];
+  const better = (a: number, b: number) => score[a] > score[b] || (score[a] === score[b] && a < b);
+  for (const sec of among) {
+    if (!(score[sec] > 0) || (top.length === n && !better(sec, top[n - 1]))) continue;
+    let i = top.length < n ? top.length : n - 1;
+    while (i > 0 && better(sec, top[i - 1])) {
+      top[i] = top[i - 1];
+      i--;
+    }
+    top[i] = sec;
+  }
+  return top;
 }
 
 /** Most index words one unknown question word is searched as (the most frequent of those tied). */

@@ -57,16 +57,14 @@ export class MarkdownChunker implements Chunker {
 
   chunk(doc: SourceDocument): Snippet[] {
     const { text } = preprocess(doc.content, doc.format);
-    const tree = fromMarkdown(text, {
-      extensions: [gfm(), frontmatter(['yaml', 'toml'])],
-      mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
-    });
+    const tree = parseMarkdown(text);
+    const src = withInlineReferences(text, tree);
     const meta = readFrontMatter(tree);
     const lastLine = lastContentLine(text);
     const pageTitle = meta.title ?? firstH1(tree) ?? doc.title ?? titleFromPath(doc.path);
     const sections = splitSections(tree, doc.format, lastLine);
     const out: Snippet[] = [];
-    for (const section of sections) this.emitSection(doc, text, pageTitle, meta, section, sections[0] === section, out);
+    for (const section of sections) this.emitSection(doc, src, pageTitle, meta, section, sections[0] === section, out);
     // The page's search words ride on its first info snippet's description (unused by info
     // snippets, never shown in an answer); the index gives them to every section of the page.
     const carrier = out.find((s) => s.type === 'info');
@@ -83,7 +81,7 @@ export class MarkdownChunker implements Chunker {
 
   private emitSection(
     doc: SourceDocument,
-    text: string,
+    src: Source,
     pageTitle: string,
     meta: PageMeta,
     section: Section,
@@ -108,7 +106,7 @@ export class MarkdownChunker implements Chunker {
     }
 
     // Walk blocks in order: collect prose runs, emit code snippets with the prose before them.
-    const blocks = sectionBlocks(section.nodes, text, this.options.maxInfoTokens);
+    const blocks = sectionBlocks(section.nodes, src, this.options.maxInfoTokens);
     const codeCount = blocks.filter((b) => b.code).length;
     const prose: Array<{ md: string; start: number; end: number }> = [];
     let proseSinceCode: string[] = [];
@@ -194,10 +192,79 @@ export class MarkdownChunker implements Chunker {
   }
 }
 
-function sliceNode(text: string, node: RootContent): string {
+function parseMarkdown(text: string): Root {
+  return fromMarkdown(text, {
+    extensions: [gfm(), frontmatter(['yaml', 'toml'])],
+    mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
+  });
+}
+
+/** The page's text as the chunker slices it. */
+interface Source {
+  /** text.slice(start, end), with the page's reference links written inline. */
+  slice(start: number, end: number): string;
+}
+
+/**
+ * The text with its reference links (`[text][label]`, `[text][]`, `[label]`) written inline,
+ * `[text](url)`, in every slice, when the page defines the label: the chunker drops the
+ * definitions (usually at the page's end), so the prose keeps saying where each link goes. The
+ * lines stay the same (a link whose reference part is on another line than its text, or a URL
+ * with blanks, is left as it is); images are left too; a slice that cuts a link leaves it as it is.
+ */
+function withInlineReferences(text: string, tree: Root): Source {
+  const urls = new Map<string, string>();
+  const refs: Array<{ identifier: string; start: number; end: number; textStart: number; textEnd: number }> = [];
+  const walk = (node: { type: string; children?: unknown[] } & Record<string, unknown>): void => {
+    if (node.type === 'definition') {
+      const id = node.identifier as string;
+      if (!urls.has(id)) urls.set(id, node.url as string);
+    } else if (node.type === 'linkReference') {
+      const kids = (node.children ?? []) as Array<{ position?: { start: { offset?: number }; end: { offset?: number } } }>;
+      const pos = node.position as { start: { offset?: number }; end: { offset?: number } } | undefined;
+      const first = kids[0]?.position?.start.offset;
+      const last = kids[kids.length - 1]?.position?.end.offset;
+      if (pos?.start.offset !== undefined && pos.end.offset !== undefined && first !== undefined && last !== undefined)
+        refs.push({ identifier: node.identifier as string, start: pos.start.offset, end: pos.end.offset, textStart: first, textEnd: last });
+      return;
+    }
+    for (const c of node.children ?? []) walk(c as typeof node);
+  };
+  walk(tree as unknown as Parameters<typeof walk>[0]);
+  const edits: Array<{ start: number; end: number; link: string }> = [];
+  const lines = (s: string) => s.split('\n').length;
+  for (const r of refs.sort((a, b) => a.start - b.start)) {
+    const url = urls.get(r.identifier);
+    if (!url || /\s/.test(url)) continue;
+    const link = `[${text.slice(r.textStart, r.textEnd)}](${url})`;
+    if (lines(link) === lines(text.slice(r.start, r.end))) edits.push({ start: r.start, end: r.end, link });
+  }
+  if (edits.length === 0) return { slice: (a, b) => text.slice(a, b) };
+  return {
+    slice(a, b) {
+      // The first edit starting at or after a.
+      let lo = 0;
+      let hi = edits.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (edits[mid].start < a) lo = mid + 1;
+        else hi = mid;
+      }
+      let out = '';
+      let at = a;
+      for (let i = lo; i < edits.length && edits[i].end <= b; i++) {
+        out += text.slice(at, edits[i].start) + edits[i].link;
+        at = edits[i].end;
+      }
+      return out + text.slice(at, b);
+    },
+  };
+}
+
+function sliceNode(src: Source, node: RootContent): string {
   const p = node.position;
   if (!p || p.start.offset === undefined || p.end.offset === undefined) return toString(node);
-  return text.slice(p.start.offset, p.end.offset);
+  return src.slice(p.start.offset, p.end.offset);
 }
 
 /** A list item's marker (`1.`, `2)`, `-`, `*`, `+`): with the blanks after it, or all there is. */
@@ -226,7 +293,7 @@ interface Block {
  * text kept as prose; a list or table bigger than `maxTokens` is cut between items or rows (a
  * table part repeats the header), so no info snippet is a whole reference table.
  */
-function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: number): Block[] {
+function sectionBlocks(nodes: readonly RootContent[], src: Source, maxTokens: number): Block[] {
   const out: Block[] = [];
   for (const node of nodes) {
     if (node.type === 'code') {
@@ -236,22 +303,22 @@ function sectionBlocks(nodes: readonly RootContent[], text: string, maxTokens: n
     if (node.type === 'html' || node.type === 'yaml' || node.type === 'definition' || (node.type as string) === 'toml') continue;
     if (node.type === 'list' && isPageToc(node)) continue;
     if (node.type === 'list' && hasCode(node)) {
-      listBlocks(node, text, out);
+      listBlocks(node, src, out);
       continue;
     }
     if (node.type === 'blockquote' && hasCode(node)) {
-      quoteBlocks(node, text, out);
+      quoteBlocks(node, src, out);
       continue;
     }
-    const md = cleanProse(sliceNode(text, node), node.type === 'table');
+    const md = cleanProse(sliceNode(src, node), node.type === 'table');
     if (!md.trim()) continue;
     const start = node.position!.start.line;
     const end = node.position!.end.line;
-    if (estimateTokens(md) > maxTokens && node.type === 'list') out.push(...groupParts('list', node.children, text, maxTokens, ''));
+    if (estimateTokens(md) > maxTokens && node.type === 'list') out.push(...groupParts('list', node.children, src, maxTokens, ''));
     else if (estimateTokens(md) > maxTokens && node.type === 'table' && node.children.length > 2) {
       // The header row and the delimiter row: the table's text before its first body row.
-      const header = cleanProse(text.slice(node.position!.start.offset!, node.children[1].position!.start.offset!).trimEnd(), true);
-      out.push(...groupParts('table', node.children.slice(1), text, maxTokens - estimateTokens(header), header));
+      const header = cleanProse(src.slice(node.position!.start.offset!, node.children[1].position!.start.offset!).trimEnd(), true);
+      out.push(...groupParts('table', node.children.slice(1), src, maxTokens - estimateTokens(header), header));
     } else out.push({ type: node.type, md, start, end });
   }
   return out;
@@ -284,13 +351,13 @@ function hasCode(node: RootContent): boolean {
 }
 
 /** A list with code opened up: each item's prose (with its marker), its code, its nested lists. */
-function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, out: Block[]): void {
+function listBlocks(list: Extract<RootContent, { type: 'list' }>, src: Source, out: Block[]): void {
   for (const item of list.children) {
     let pendingStart = item.position!.start.offset!;
     let pendingLine = item.position!.start.line;
     let opening = true;
     const flush = (endOffset: number, endLine: number) => {
-      const md = cleanProse(dedent(text.slice(pendingStart, endOffset))).trim();
+      const md = cleanProse(dedent(src.slice(pendingStart, endOffset))).trim();
       // An item that opens with its code leaves only its marker before it.
       if (md && !ONLY_MARKER.test(md)) out.push({ type: 'list', md, start: pendingLine, end: endLine, ...(opening ? { item: true } : {}) });
       opening = false;
@@ -299,8 +366,8 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
       if (child.type === 'code' || ((child.type === 'list' || child.type === 'blockquote') && hasCode(child))) {
         flush(child.position!.start.offset!, child.position!.start.line - 1);
         if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
-        else if (child.type === 'list') listBlocks(child, text, out);
-        else quoteBlocks(child, text, out);
+        else if (child.type === 'list') listBlocks(child, src, out);
+        else quoteBlocks(child, src, out);
         pendingStart = child.position!.end.offset!;
         pendingLine = child.position!.end.line + 1;
         continue;
@@ -314,11 +381,11 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, text: string, 
  * A block quote with code opened up (a note that shows a command or a config): its prose before,
  * between and after the code blocks, each part still quoted, and each code block on its own.
  */
-function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, text: string, out: Block[]): void {
+function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, src: Source, out: Block[]): void {
   let pendingStart = quote.position!.start.offset!;
   let pendingLine = quote.position!.start.line;
   const flush = (endOffset: number, endLine: number) => {
-    const md = cleanProse(text.slice(pendingStart, endOffset)).trim();
+    const md = cleanProse(src.slice(pendingStart, endOffset)).trim();
     // Between two code blocks there may be nothing but the quote's markers.
     if (md && !/^[>\s]*$/.test(md)) out.push({ type: 'blockquote', md, start: pendingLine, end: endLine });
   };
@@ -326,8 +393,8 @@ function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, text: 
     if (child.type !== 'code' && !((child.type === 'list' || child.type === 'blockquote') && hasCode(child))) continue;
     flush(child.position!.start.offset!, child.position!.start.line - 1);
     if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
-    else if (child.type === 'list') listBlocks(child, text, out);
-    else quoteBlocks(child, text, out);
+    else if (child.type === 'list') listBlocks(child, src, out);
+    else quoteBlocks(child, src, out);
     pendingStart = child.position!.end.offset!;
     pendingLine = child.position!.end.line + 1;
   }
@@ -341,7 +408,7 @@ function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, text: 
  * is short (so every part says whose options it lists), else after nothing, with the lead its own
  * part. (`header` carries the leads of the items it sits in.)
  */
-function groupParts(type: 'list' | 'table', children: readonly RootContent[], text: string, maxTokens: number, header: string): Block[] {
+function groupParts(type: 'list' | 'table', children: readonly RootContent[], src: Source, maxTokens: number, header: string): Block[] {
   const table = type === 'table';
   const out: Block[] = [];
   let first = -1;
@@ -350,14 +417,14 @@ function groupParts(type: 'list' | 'table', children: readonly RootContent[], te
     if (first < 0) return;
     const a = children[first].position!;
     const b = children[last].position!;
-    const body = cleanProse(dedent(text.slice(a.start.offset!, b.end.offset!)), table);
+    const body = cleanProse(dedent(src.slice(a.start.offset!, b.end.offset!)), table);
     if (body.trim()) out.push({ type, md: header ? `${header}\n${body}` : body, start: a.start.line, end: b.end.line });
     first = -1;
     tokens = 0;
   };
   children.forEach((child, i) => {
-    const t = estimateTokens(cleanProse(sliceNode(text, child), table));
-    if (!table && t > maxTokens && child.type === 'listItem' && openItem(child, text, maxTokens, header, out, () => flush(i - 1))) return;
+    const t = estimateTokens(cleanProse(sliceNode(src, child), table));
+    if (!table && t > maxTokens && child.type === 'listItem' && openItem(child, src, maxTokens, header, out, () => flush(i - 1))) return;
     if (first >= 0 && tokens + t > maxTokens) flush(i - 1);
     if (first < 0) first = i;
     tokens += t;
@@ -367,20 +434,20 @@ function groupParts(type: 'list' | 'table', children: readonly RootContent[], te
 }
 
 /** The parts of one oversized list item with a nested list (false: it has none; keep it whole). */
-function openItem(item: Extract<RootContent, { type: 'listItem' }>, text: string, maxTokens: number, header: string, out: Block[], flushBefore: () => void): boolean {
+function openItem(item: Extract<RootContent, { type: 'listItem' }>, src: Source, maxTokens: number, header: string, out: Block[], flushBefore: () => void): boolean {
   const at = item.children.findIndex((c) => c.type === 'list');
   if (at <= 0) return false;
   flushBefore();
   const nested = item.children[at] as Extract<RootContent, { type: 'list' }>;
   const start = item.position!.start;
-  const lead = cleanProse(dedent(text.slice(start.offset!, nested.position!.start.offset!))).trim();
+  const lead = cleanProse(dedent(src.slice(start.offset!, nested.position!.start.offset!))).trim();
   const context = [header, lead].filter(Boolean).join('\n');
   const short = estimateTokens(context) <= maxTokens / 4;
   // Too long to repeat: the lead (after the leads above it) is a part of its own.
   if (!short && context) out.push({ type: 'list', md: context, start: start.line, end: nested.position!.start.line - 1 });
-  out.push(...groupParts('list', nested.children, text, short ? maxTokens - estimateTokens(context) : maxTokens, short ? context : ''));
+  out.push(...groupParts('list', nested.children, src, short ? maxTokens - estimateTokens(context) : maxTokens, short ? context : ''));
   const rest = item.children.slice(at + 1);
-  if (rest.length > 0) out.push(...groupParts('list', rest, text, maxTokens, ''));
+  if (rest.length > 0) out.push(...groupParts('list', rest, src, maxTokens, ''));
   return true;
 }
 

@@ -216,6 +216,38 @@ describe('chunker-markdown on plain markdown', () => {
     assert.ok(info.content.includes('- [Intro](#intro) explains the basics'), 'items with text of their own are content');
   });
 
+  test('reference links are written inline when the page defines them; lines and other text unchanged', () => {
+    const md = [
+      '# Highlight',
+      '',
+      'Uses the [`where`][] function, the [language][lang] and the',
+      '[Options] of the [project configuration][].',
+      '',
+      '![diagram][lang] and `[x][lang]` and [undefined][] stay.',
+      '',
+      '```sh',
+      '[lang]',
+      '```',
+      '',
+      'The [source code] is elsewhere.',
+      '',
+      '[lang]: /content/syntax/#languages',
+      '[`where`]: /functions/collections/where/',
+      '[options]: #options',
+      '[source code]: <{{% eturl x %}}>',
+      '',
+    ].join('\n');
+    const sn = chunker.chunk({ path: 'highlight.md', format: 'markdown', content: md });
+    const info = sn.filter((s) => s.type === 'info').map((s) => s.content).join('\n\n');
+    assert.ok(info.includes('[`where`](/functions/collections/where/) function'), info);
+    assert.ok(info.includes('the [language](/content/syntax/#languages) and the\n[Options](#options) of the [project configuration][].'), info);
+    assert.ok(info.includes('![diagram][lang] and `[x][lang]` and [undefined][] stay.'), 'images, code spans and undefined labels are left');
+    assert.ok(info.includes('The [source code] is elsewhere.'), 'a URL with blanks (a template) is left');
+    const code = sn.find((s) => s.type === 'code')!;
+    assert.equal(code.code, '[lang]');
+    assert.deepEqual([code.lineStart, code.lineEnd], [8, 10]);
+  });
+
   test('nesting deeper than MAX_INDENT / MAX_CONTAINERS is flattened, every item kept, lines unchanged', () => {
     const depth = 400;
     const list = ['# Deep', '', ...Array.from({ length: depth }, (_, i) => '  '.repeat(i) + `- item${i}`)].join('\n');
