@@ -215,3 +215,17 @@ function wordCount(text: string): number {
   for (const _ of text.matchAll(/[\p{L}\p{N}_]+/gu)) n++;
   return n;
 }
+
+/**
+ * For each section, how many other files link to it (each file once, whatever its number of
+ * links): how often the library's own pages send readers there.
+ */
+export function inlinkCounts(sections: readonly number[][], snippets: readonly LinkSource[], targets: readonly Int32Array[]): Int32Array {
+  const from: Array<Set<string> | undefined> = new Array(sections.length);
+  targets.forEach((list, src) => {
+    if (list.length === 0) return;
+    const path = snippets[sections[src][0]].sourcePath;
+    for (const t of list) (from[t] ??= new Set()).add(path);
+  });
+  return Int32Array.from(from, (set) => set?.size ?? 0);
+}

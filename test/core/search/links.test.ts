@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StoredSnippet } from '../../../core/contracts.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
-import { resolveSectionLinks } from '../../../core/search/links.ts';
+import { inlinkCounts, resolveSectionLinks } from '../../../core/search/links.ts';
 import { groupSections } from '../../../core/search/sections.ts';
 
 let nextId = 1;
@@ -122,5 +122,31 @@ describe('hyperlink score propagation', () => {
     const lifted = hits.find((h) => h.id === docs[2].id)!.score;
     assert.equal(lifted, guide, 'capped at the linking section score, not own + weight x it');
     assert.equal(hits[0].id, docs[0].id);
+  });
+});
+
+describe('in-link prior', () => {
+  const pages = [
+    snip('docs/a.md', ['Alpha', 'Response cache'], 'Keep responses in a cache for a while.'),
+    snip('docs/b.md', ['Betas', 'Response cache'], 'Keep responses in a cache for a while.'),
+    snip('docs/guide/one.md', ['One'], 'Speed it up with the [response cache](../b.md#response-cache), see [again](../b.md).'),
+    snip('docs/guide/two.md', ['Two'], 'Also the [response cache](/b/) helps.'),
+  ];
+  const q = 'keep responses in a cache';
+  const base = { ...DEFAULT_BM25, pageFusion: 0, linkWeight: 0 };
+
+  test('each other file linking to a section counts once', () => {
+    const sections = groupSections(pages);
+    const counts = inlinkCounts(sections, pages, resolveSectionLinks(sections, pages).targets);
+    assert.deepEqual([...counts], [0, 2, 0, 0]);
+  });
+
+  test('of two sections matching alike, the one the library links to comes first; inlinkPrior 0 turns it off', () => {
+    const off = buildLexicalIndex(pages, { ...base, inlinkPrior: 0 }).search(q, 10);
+    assert.equal(off[0].score, off[1].score);
+    assert.equal(off[0].id, pages[0].id, 'a tie keeps the document order');
+    const on = buildLexicalIndex(pages, { ...base, inlinkPrior: 0.03 }).search(q, 10);
+    assert.equal(on[0].id, pages[1].id);
+    assert.ok(Math.abs(on[0].score / off[0].score - (1 + 0.03 * Math.log(3))) < 1e-9);
   });
 });
