@@ -363,11 +363,9 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, src: Source, o
       opening = false;
     };
     for (const child of item.children) {
-      if (child.type === 'code' || ((child.type === 'list' || child.type === 'blockquote') && hasCode(child))) {
+      if (opensUp(child)) {
         flush(child.position!.start.offset!, child.position!.start.line - 1);
-        if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
-        else if (child.type === 'list') listBlocks(child, src, out);
-        else quoteBlocks(child, src, out);
+        openChild(child, src, out);
         pendingStart = child.position!.end.offset!;
         pendingLine = child.position!.end.line + 1;
         continue;
@@ -375,6 +373,18 @@ function listBlocks(list: Extract<RootContent, { type: 'list' }>, src: Source, o
     }
     if (pendingStart < item.position!.end.offset!) flush(item.position!.end.offset!, item.position!.end.line);
   }
+}
+
+/** Whether a child of a list item or block quote is opened up: a code block, or a list or quote holding code. */
+function opensUp(child: RootContent): boolean {
+  return child.type === 'code' || ((child.type === 'list' || child.type === 'blockquote') && hasCode(child));
+}
+
+/** The blocks of such a child: the code block itself, or the list or quote opened up in turn. */
+function openChild(child: RootContent, src: Source, out: Block[]): void {
+  if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
+  else if (child.type === 'list') listBlocks(child, src, out);
+  else if (child.type === 'blockquote') quoteBlocks(child, src, out);
 }
 
 /**
@@ -390,11 +400,9 @@ function quoteBlocks(quote: Extract<RootContent, { type: 'blockquote' }>, src: S
     if (md && !/^[>\s]*$/.test(md)) out.push({ type: 'blockquote', md, start: pendingLine, end: endLine });
   };
   for (const child of quote.children) {
-    if (child.type !== 'code' && !((child.type === 'list' || child.type === 'blockquote') && hasCode(child))) continue;
+    if (!opensUp(child)) continue;
     flush(child.position!.start.offset!, child.position!.start.line - 1);
-    if (child.type === 'code') out.push({ type: 'code', code: child, md: '', start: child.position!.start.line, end: child.position!.end.line });
-    else if (child.type === 'list') listBlocks(child, src, out);
-    else quoteBlocks(child, src, out);
+    openChild(child, src, out);
     pendingStart = child.position!.end.offset!;
     pendingLine = child.position!.end.line + 1;
   }

@@ -1,28 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StoredSnippet } from '../../../core/contracts.ts';
+import { infoSnippet } from '../../helpers/info-snippet.ts';
 import { buildLexicalIndex, DEFAULT_BM25, type Bm25Params } from '../../../core/search/lexical-index.ts';
 
-let nextId = 1;
-function snip(breadcrumb: string[], sourcePath: string, content: string): StoredSnippet {
-  const id = nextId++;
-  return {
-    id,
-    seq: id,
-    type: 'info',
-    title: breadcrumb[breadcrumb.length - 1],
-    description: '',
-    language: '',
-    code: '',
-    content,
-    breadcrumb,
-    pageTitle: breadcrumb[0],
-    sourcePath,
-    lineStart: id,
-    lineEnd: id,
-    tokens: Math.ceil(content.length / 4),
-  };
-}
+const snip = (breadcrumb: string[], sourcePath: string, content: string) => infoSnippet(sourcePath, breadcrumb, content);
 
 describe('rank fusion with a page-level ranking', () => {
   // b.md: one short section whose heading is the question, on a page about nothing else;

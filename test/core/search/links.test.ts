@@ -1,31 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { StoredSnippet } from '../../../core/contracts.ts';
+import { infoSnippet as snip } from '../../helpers/info-snippet.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
 import { inlinkCounts, resolveSectionLinks } from '../../../core/search/links.ts';
 import { groupSections } from '../../../core/search/sections.ts';
-
-let nextId = 1;
-function snip(sourcePath: string, breadcrumb: string[], content: string, anchor?: string): StoredSnippet {
-  const id = nextId++;
-  return {
-    id,
-    seq: id,
-    type: 'info',
-    title: breadcrumb[breadcrumb.length - 1],
-    description: '',
-    language: '',
-    code: '',
-    content,
-    breadcrumb,
-    pageTitle: breadcrumb[0],
-    sourcePath,
-    ...(anchor ? { anchor } : {}),
-    lineStart: 1,
-    lineEnd: 2,
-    tokens: Math.ceil(content.length / 4),
-  };
-}
 
 describe('links between sections', () => {
   const list = [
