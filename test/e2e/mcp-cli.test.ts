@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from
 import { BIN, ROOT, cliEnv, httpGet, makeDataDir, removeDataDir, runRefdesk, spawnRefdesk, startServer, stopAll, stopProcess, withTimeout, type RefdeskServer } from './refdesk-process.ts';
 import { CLIENT_KINDS, makeClient, resultText, writeWidgetryDocs, type ClientKind, type McpTestClient } from '../helpers/mcp-docs.ts';
 import { toolBehaviourTests } from '../helpers/mcp-tool-checks.ts';
+import { listenOnLoopback } from '../helpers/listen.ts';
 
 /** The environment of an MCP child: DATA_DIR and any extra variables, no undefined values. */
 function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -196,8 +197,7 @@ describe('refdesk mcp passes the API key on and shows policy notes', { timeout: 
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ results: [], searchFilterApplied: true }));
     });
-    await new Promise<void>((r) => rest.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(rest.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(rest);
   });
   after(async () => {
     await stopAll();

@@ -7,7 +7,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { startFakeConfluence, type FakeConfluence } from '../plugins/source-conf
 import { makeSpace } from '../plugins/source-confluence/fixtures.ts';
 import { startServer as startRouteServer, send, type TestServer } from '../helpers/route-server.ts';
 import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
+import { listenOnLoopback } from '../helpers/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'glpat-RestAddSecret-0123456789';
@@ -55,8 +55,7 @@ describe('REST add endpoints over the default source plugins', { skip: hasCorpor
     key = (await createApiKey(kernel.store, { name: 'e2e' }, { names: Object.keys(kernel.config.rateLimits.plans), defaultPlan: kernel.config.rateLimits.defaultPlan })).key;
     refdesk = createApp(kernel);
     http = createServer(refdesk.app.callback());
-    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(http);
 
     git = await gitFixture({ 'acme/widgets.git': TOKEN });
     git

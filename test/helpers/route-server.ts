@@ -3,8 +3,8 @@
  * gives one handler; every request is recorded (method, path with query, headers).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
+import { listenOnLoopback } from './listen.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -35,8 +35,7 @@ export async function startServer(handler: Handler, t?: TestContext): Promise<Te
       res.end(String(e));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = await listenOnLoopback(server);
   const close = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();

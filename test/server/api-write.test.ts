@@ -6,7 +6,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,6 +13,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { seenGitTokens } from '../fixtures/api-plugins/sources.ts';
 import { isSealed } from '../../core/secrets.ts';
 import { bearer, call, createKey, indexUpload, qs, startApiServer, writeDocs, type ApiServer } from './helpers/api-server.ts';
+import { listenOnLoopback } from '../helpers/listen.ts';
 
 let s: ApiServer;
 let site: Server;
@@ -39,8 +39,7 @@ describe('public API: adding and refreshing libraries, policies', () => {
       res.statusCode = 404;
       res.end('not found');
     });
-    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
-    siteBase = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    siteBase = await listenOnLoopback(site);
     key = await createKey(s.base, { name: 'member' });
     admin = await createKey(s.base, { name: 'admin', role: 'admin' });
   });

@@ -1,7 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { createConsoleLogger } from '../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createApp } from '../../server/app.ts';
 import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
+import { listenOnLoopback } from '../helpers/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
@@ -47,8 +47,7 @@ describe('HTTP API over an ingested corpus', { skip: hasCorpora ? false : 'share
     await addLibrary(kernel, { source: 'upload', name: 'pending', spec: { path: join(CORPORA_DIR, 'tokio') } });
     const { app } = createApp(kernel);
     server = createServer(app.callback());
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(server);
   });
 
   after(async () => {

@@ -16,6 +16,7 @@ import { parseServerUrl, serverAddress } from '../../server/mcp/server-address.t
 import { formatLibraryListing, trustLabel } from '../../server/mcp/library-listing.ts';
 import { explainError } from '../../server/mcp/tools.ts';
 import type { LibrarySummary } from '../../server/mcp/backend.ts';
+import { listenOnLoopback } from '../helpers/listen.ts';
 
 const LIB = {
   id: '/docs/widgetry',
@@ -58,8 +59,7 @@ describe('HttpBackend against a REST server', () => {
       res.writeHead(404, { 'content-type': 'text/html' });
       res.end('<h1>nope</h1>');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = await listenOnLoopback(server);
   });
   after(() => server.close());
 

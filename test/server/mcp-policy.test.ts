@@ -6,7 +6,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +18,7 @@ import { defaultPolicy } from '../../core/policy.ts';
 import { setPolicy } from '../../core/settings.ts';
 import { createApp } from '../../server/app.ts';
 import { makeClient, resultText, writeWidgetryDocs } from '../helpers/mcp-docs.ts';
+import { listenOnLoopback } from '../helpers/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
@@ -36,8 +36,7 @@ before(async () => {
     assert.equal((await runIngestJob(kernel, job.id)).state, 'succeeded');
   }
   server = createServer(createApp(kernel).app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listenOnLoopback(server);
 });
 
 after(async () => {

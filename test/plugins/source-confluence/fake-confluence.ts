@@ -5,8 +5,8 @@
  * request and can answer the next requests with an error status (429, 503...).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FixturePage, FixtureSpace } from './fixtures.ts';
+import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -212,8 +212,7 @@ export async function startFakeConfluence(options: FakeConfluenceOptions): Promi
       res.end('<!doctype html><title>Not Confluence</title>');
     }
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  origin = await listenOnLoopback(http);
   return {
     origin,
     space,

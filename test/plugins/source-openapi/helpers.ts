@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { OpenApiSource } from '../../../plugins/source-openapi/openapi-source.ts
 import type { OpenApiOptions } from '../../../plugins/source-openapi/options.ts';
 import { OperationChunker } from '../../../plugins/source-openapi/operation-chunker.ts';
 import type { Snippet, SourceDocument } from '../../../core/contracts.ts';
+import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export interface Route {
   status?: number;
@@ -44,8 +44,7 @@ export class SpecServer {
       });
       res.end(route.body ?? '');
     });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.base = await listenOnLoopback(this.server!);
     return this;
   }
 

@@ -7,10 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { micromark } from 'micromark';
 import { gfm, gfmHtml } from 'micromark-extension-gfm';
 import { corpusFile } from '../../helpers/corpora.ts';
+import { listenOnLoopback } from '../../helpers/listen.ts';
 
 /** Hono pages served under /docs/<section>/<name> (from docs/<section>/<name>.md). */
 export const PAGES = [
@@ -247,8 +247,7 @@ ${urls.map((u) => `  <url><loc>${u.replace(/&/g, '&amp;')}</loc><lastmod>2025-01
     if (path.startsWith('/docs/') && markdown.has(key)) return respond(req, res, 200, html, page(key, key));
     res.writeHead(404, { 'content-type': html }).end('<!doctype html><title>Not found</title><h1>404</h1>');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = await listenOnLoopback(server);
   return {
     origin,
     hits,

@@ -4,7 +4,6 @@
  * sources of test/fixtures/api-plugins, and whatever the test adds.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { createKernel, type Kernel } from '../../../core/kernel.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { createApp, type RefdeskApp } from '../../../server/app.ts';
+import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -52,8 +52,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   await kernel.open();
   const refdesk = createApp(kernel);
   const server: Server = createServer(refdesk.app.callback());
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = await listenOnLoopback(server);
   return {
     kernel,
     refdesk,
