@@ -394,7 +394,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     parentFields[2].push(code);
     parentFields[3].push(prose);
     parentFields[4].push(fields[4][p.sections[0]]);
-    parentFields[5].push(fields[META][p.sections[0]]);
+    parentFields[META].push(fields[META][p.sections[0]]);
   }
   const parentBm25 = buildBm25f(
     parentFields,
@@ -442,7 +442,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         for (let f = 1; f < FIELD_ORDER.length; f++) pf[f].push([]);
         pf[4][pg] = fields[4][k];
         // The page's search words (front matter) are the same for each of its sections.
-        pf[5][pg] = fields[5][k];
+        pf[META][pg] = fields[META][k];
       }
       // (Loops, not push(...words): a long page would pass too many arguments.)
       if (first.breadcrumb.length > 1) for (const t of tokenize(first.breadcrumb.slice(1).join(' \n '))) pf[1][pg].push(t);
