@@ -13,6 +13,7 @@ import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
 import { buildLatentModel, DEFAULT_LATENT } from './latent.ts';
 import { inlinkCounts, resolveSectionLinks } from './links.ts';
+import { longestRun, questionPhrases } from './phrases.ts';
 import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
@@ -118,6 +119,15 @@ export interface Bm25Params {
    * as in web search; link lists are not counted). 0 = off.
    */
   inlinkPrior: number;
+  /**
+   * Verbatim phrases (core/search/phrases.ts: the question's quoted text and error messages):
+   * of the `PHRASE_CANDIDATES` best sections, one holding a run of at least `phraseMinTokens`
+   * consecutive words of such a phrase, and at least half of it, in its heading, prose or code
+   * has its score multiplied by 1 + phraseWeight x (the run's share of the phrase). A pasted
+   * error message found word for word names the section about it. 0 = off.
+   */
+  phraseWeight: number;
+  phraseMinTokens: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -150,6 +160,8 @@ export const DEFAULT_BM25: Bm25Params = {
   linkWeight: 0.7,
   linkSources: 10,
   inlinkPrior: 0.03,
+  phraseWeight: 1,
+  phraseMinTokens: 3,
 };
 
 /**
@@ -299,6 +311,9 @@ export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
       'best better good wrong work works working happen happens happening go goes going know tell say see seem seems',
   ),
 );
+
+/** Sections searched for a question's verbatim phrases (the best by score so far). */
+const PHRASE_CANDIDATES = 200;
 
 const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
 
@@ -523,6 +538,25 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         for (const sec of touched) {
           const sim = latent.similarity(folded, sec);
           if (sim > 0) scores[sec] += params.latentWeight * best * sim;
+        }
+      }
+      if (params.phraseWeight > 0) {
+        const phrases = questionPhrases(query, params.phraseMinTokens).flatMap((text) => {
+          const words = tokenize(text);
+          const names = codeIdentifiers(text);
+          return words.length >= params.phraseMinTokens ? [{ words, names }] : [];
+        });
+        if (phrases.length > 0) {
+          for (const sec of bestOf(touched, scores, PHRASE_CANDIDATES)) {
+            let share = 0;
+            for (const { words, names } of phrases) {
+              const run = Math.max(longestRun(words, fields[0][sec]), longestRun(words, fields[3][sec]));
+              if (run >= params.phraseMinTokens && 2 * run >= words.length) share = Math.max(share, run / words.length);
+              const inCode = longestRun(names, fields[2][sec]);
+              if (inCode >= params.phraseMinTokens && 2 * inCode >= names.length) share = Math.max(share, inCode / names.length);
+            }
+            if (share > 0) scores[sec] *= 1 + params.phraseWeight * share;
+          }
         }
       }
       if (prior) for (const sec of touched) scores[sec] *= prior[sec];
