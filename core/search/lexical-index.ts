@@ -13,7 +13,7 @@ import type { Snippet } from '../contracts.ts';
 import { buildBm25f, type FieldWeight } from './bm25f.ts';
 import { buildLatentModel, DEFAULT_LATENT } from './latent.ts';
 import { inlinkCounts, resolveSectionLinks } from './links.ts';
-import { longestRun, questionPhrases } from './phrases.ts';
+import { PhraseMatcher, questionPhrases } from './phrases.ts';
 import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
@@ -543,17 +543,16 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       if (params.phraseWeight > 0) {
         const phrases = questionPhrases(query, params.phraseMinTokens).flatMap((text) => {
           const words = tokenize(text);
-          const names = codeIdentifiers(text);
-          return words.length >= params.phraseMinTokens ? [{ words, names }] : [];
+          return words.length >= params.phraseMinTokens ? [{ words: new PhraseMatcher(words), names: new PhraseMatcher(codeIdentifiers(text)) }] : [];
         });
         if (phrases.length > 0) {
+          /** The share of the phrase a run covers, when the run counts (>= phraseMinTokens, >= half). */
+          const shareOf = (run: number, of: number) => (run >= params.phraseMinTokens && 2 * run >= of ? run / of : 0);
           for (const sec of bestOf(touched, scores, PHRASE_CANDIDATES)) {
             let share = 0;
             for (const { words, names } of phrases) {
-              const run = Math.max(longestRun(words, fields[0][sec]), longestRun(words, fields[3][sec]));
-              if (run >= params.phraseMinTokens && 2 * run >= words.length) share = Math.max(share, run / words.length);
-              const inCode = longestRun(names, fields[2][sec]);
-              if (inCode >= params.phraseMinTokens && 2 * inCode >= names.length) share = Math.max(share, inCode / names.length);
+              const run = Math.max(words.longestRun(fields[0][sec]), words.longestRun(fields[3][sec]));
+              share = Math.max(share, shareOf(run, words.length), shareOf(names.longestRun(fields[2][sec]), names.length));
             }
             if (share > 0) scores[sec] *= 1 + params.phraseWeight * share;
           }

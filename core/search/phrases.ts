@@ -33,34 +33,53 @@ export function questionPhrases(question: string, minWords = 1): string[] {
 }
 
 /**
- * The length of the longest run of consecutive tokens of `phrase` that also appears, consecutive
- * and in the same order, in `text` (the longest common substring over tokens). Linear in the
- * text: only its tokens that occur in the phrase cost anything.
+ * Finds the longest run of consecutive tokens of one phrase that also appears, consecutive and
+ * in the same order, in a text (the longest common substring over tokens). Prepared once per
+ * phrase; each text costs time linear in its length, and only its tokens that occur in the
+ * phrase cost more than a lookup.
  */
-export function longestRun(phrase: readonly string[], text: readonly string[]): number {
-  const n = phrase.length;
-  if (n === 0 || text.length === 0) return 0;
-  const at = new Map<string, number[]>();
-  // Positions in descending order, so a repeated token reads its predecessor's previous state.
-  for (let j = n - 1; j >= 0; j--) {
-    const list = at.get(phrase[j]);
-    if (list) list.push(j);
-    else at.set(phrase[j], [j]);
-  }
-  // endAt[j]: the text position where the last run ending at phrase[j] ended; len[j]: its length.
-  const endAt = new Int32Array(n).fill(-2);
-  const len = new Int32Array(n);
-  let best = 0;
-  for (let i = 0; i < text.length; i++) {
-    const list = at.get(text[i]);
-    if (!list) continue;
-    for (const j of list) {
-      const v = j > 0 && endAt[j - 1] === i - 1 ? len[j - 1] + 1 : 1;
-      endAt[j] = i;
-      len[j] = v;
-      if (v > best) best = v;
+export class PhraseMatcher {
+  readonly length: number;
+  /** Each token of the phrase -> its positions, in descending order. */
+  private readonly at = new Map<string, number[]>();
+  /** endAt[j]: the text position where the last run ending at phrase[j] ended; len[j]: its length. */
+  private readonly endAt: Int32Array;
+  private readonly len: Int32Array;
+
+  constructor(phrase: readonly string[]) {
+    this.length = phrase.length;
+    // Descending, so a repeated token reads its predecessor's state from the previous position.
+    for (let j = phrase.length - 1; j >= 0; j--) {
+      const list = this.at.get(phrase[j]);
+      if (list) list.push(j);
+      else this.at.set(phrase[j], [j]);
     }
-    if (best === n) break;
+    this.endAt = new Int32Array(phrase.length);
+    this.len = new Int32Array(phrase.length);
   }
-  return best;
+
+  longestRun(text: readonly string[]): number {
+    const n = this.length;
+    if (n === 0 || text.length === 0) return 0;
+    const { at, endAt, len } = this;
+    endAt.fill(-2);
+    let best = 0;
+    for (let i = 0; i < text.length; i++) {
+      const list = at.get(text[i]);
+      if (!list) continue;
+      for (const j of list) {
+        const v = j > 0 && endAt[j - 1] === i - 1 ? len[j - 1] + 1 : 1;
+        endAt[j] = i;
+        len[j] = v;
+        if (v > best) best = v;
+      }
+      if (best === n) break;
+    }
+    return best;
+  }
+}
+
+/** The longest run of consecutive tokens of `phrase` found consecutive in `text` (see PhraseMatcher). */
+export function longestRun(phrase: readonly string[], text: readonly string[]): number {
+  return new PhraseMatcher(phrase).longestRun(text);
 }
