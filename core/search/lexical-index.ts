@@ -185,8 +185,8 @@ export const DEFAULT_BM25: Bm25Params = {
   lengthPriorTokens: 150,
   stubPrior: 0,
   stubTokens: 50,
-  codePrior: 0,
-  codePriorHowTo: false,
+  codePrior: 0.03,
+  codePriorHowTo: true,
   priorParents: false,
   priorAfterLifts: false,
 };
