@@ -4,19 +4,7 @@
  *   score(q,d) = sum_{t in q} idf(t) * tf'(t,d) / (k1 + tf'(t,d))
  * tf' depends only on the document, so postings hold the saturated weight and a query is a sum
  * over the postings of its terms.
- *
- * Lv and Zhai's lower bounds on a present term's weight (both 0 = plain BM25F; deltas are in the
- * units of tf' / (k1 + tf'), which lies in (0, 1)):
- *   BM25+ (plusDelta):  tf' / (k1 + tf') + delta
- *   BM25L (shiftDelta): (tf' + delta) / (k1 + tf' + delta)
- * Plain length normalisation lets a term in a long document weigh next to nothing against the
- * same term in a stub; the lower bound keeps a floor under every matched term.
  */
-
-export interface Bm25fOptions {
-  plusDelta?: number;
-  shiftDelta?: number;
-}
 
 export interface FieldWeight {
   weight: number;
@@ -35,14 +23,7 @@ export interface Bm25fIndex {
  * Builds the index. `fields[f][d]` is the token list of field f of document d; `weights[f]` its
  * weight and length normalization.
  */
-export function buildBm25f(
-  fields: ReadonlyArray<ReadonlyArray<readonly string[]>>,
-  weights: readonly FieldWeight[],
-  k1: number,
-  options: Bm25fOptions = {},
-): Bm25fIndex {
-  const plus = options.plusDelta ?? 0;
-  const shift = options.shiftDelta ?? 0;
+export function buildBm25f(fields: ReadonlyArray<ReadonlyArray<readonly string[]>>, weights: readonly FieldWeight[], k1: number): Bm25fIndex {
   const n = fields.length > 0 ? fields[0].length : 0;
   const avg = fields.map((docs) => Math.max(1, docs.reduce((s, t) => s + t.length, 0) / Math.max(1, n)));
   const postings = new Map<string, { docs: number[]; weights: number[] }>();
@@ -60,7 +41,7 @@ export function buildBm25f(
       let p = postings.get(t);
       if (!p) postings.set(t, (p = { docs: [], weights: [] }));
       p.docs.push(d);
-      p.weights.push((tfw + shift) / (k1 + tfw + shift) + plus);
+      p.weights.push(tfw / (k1 + tfw));
     }
   }
   // Kept flat (one array of all postings, term by term) rather than two arrays per term: far

@@ -119,34 +119,13 @@ export interface Bm25Params {
    */
   inlinkPrior: number;
   /**
-   * Lv and Zhai's lower bound on a matched term's weight in the sections' and parents' BM25F
-   * (core/search/bm25f.ts): BM25+ adds `bm25PlusDelta` to each matched term's saturated tf part,
-   * BM25L shifts the length-normalised tf by `bm25ShiftDelta` before saturating. 0 = off.
+   * A section holding a code snippet scores x (1 + codePrior) (before the neighbour and link
+   * lifts, like the in-link prior): of sections matching alike, the one with an example comes
+   * first. 0 = off.
    */
-  bm25PlusDelta: number;
-  bm25ShiftDelta: number;
-  /**
-   * A static prior on a section's size (its snippets' tokens n): the score x
-   * (1 + lengthPrior x ln(1 + n / lengthPriorTokens)) / (1 + lengthPrior x ln 2), so a section of
-   * `lengthPriorTokens` tokens keeps its score, a stub loses and a substantive section gains
-   * (a negative value favours short sections instead). 0 = off.
-   */
-  lengthPrior: number;
-  lengthPriorTokens: number;
-  /**
-   * A penalty for stubs only: a section of n < stubTokens tokens scores
-   * x (1 - stubPrior x (1 - n / stubTokens)). 0 = off.
-   */
-  stubPrior: number;
-  stubTokens: number;
-  /** A section holding a code snippet scores x (1 + codePrior). 0 = off. */
   codePrior: number;
   /** Apply codePrior only when the question asks how to do something ("how do I", "how to"). */
   codePriorHowTo: boolean;
-  /** Apply the length, stub and code priors to parent units as well (by the parent's own size and code). */
-  priorParents: boolean;
-  /** Apply the length, stub and code priors after the neighbour and link lifts instead of before them. */
-  priorAfterLifts: boolean;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -179,32 +158,12 @@ export const DEFAULT_BM25: Bm25Params = {
   linkWeight: 0.7,
   linkSources: 10,
   inlinkPrior: 0.03,
-  bm25PlusDelta: 0,
-  bm25ShiftDelta: 0,
-  lengthPrior: 0,
-  lengthPriorTokens: 150,
-  stubPrior: 0,
-  stubTokens: 50,
   codePrior: 0.03,
   codePriorHowTo: true,
-  priorParents: false,
-  priorAfterLifts: false,
 };
 
 /** A question asking how to do something. */
 const HOW_TO = /\bhow\s+(?:do|can|could|should|would|may)\s+(?:i|we|you|one)\b|\bhow\s+to\b/i;
-
-/**
- * The static size / code factor of a unit of `tokens` tokens (`hasCode`: it holds a code
- * snippet); `code` says whether the code prior applies to this question.
- */
-export function sizeCodePrior(params: Bm25Params, tokens: number, hasCode: boolean, code: boolean): number {
-  let f = 1;
-  if (params.lengthPrior !== 0) f *= (1 + params.lengthPrior * Math.log1p(tokens / params.lengthPriorTokens)) / (1 + params.lengthPrior * Math.LN2);
-  if (params.stubPrior > 0 && tokens < params.stubTokens) f *= 1 - params.stubPrior * (1 - tokens / params.stubTokens);
-  if (code && hasCode && params.codePrior > 0) f *= 1 + params.codePrior;
-  return f;
-}
 
 /**
  * Groups of words questions and documentation use for the same thing: plain English and the
@@ -408,12 +367,10 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       if (words) fields[META][k] = words;
     });
   }
-  const deltas = { plusDelta: params.bm25PlusDelta, shiftDelta: params.bm25ShiftDelta };
   const bm25 = buildBm25f(
     fields,
     FIELD_ORDER.map((f) => params.fields[f]),
     params.k1,
-    deltas,
   );
   const ids = snippets.map((s) => s.id);
   const vocabulary = params.prefixWeight > 0 ? wordVocabulary(fields) : undefined;
@@ -456,23 +413,9 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     parentFields,
     FIELD_ORDER.map((f) => params.fields[f]),
     params.k1,
-    deltas,
   );
-  // The size and code priors of sections and parents: with and without the code prior (that
-  // one may hang on the question). Absent when all are off.
-  const sizeCodeOn = params.lengthPrior !== 0 || params.stubPrior > 0 || params.codePrior > 0;
-  const secHasCode = sections.map((m) => m.some((i) => snippets[i].type === 'code'));
-  const staticOf = (tokens: number, hasCode: boolean) => [sizeCodePrior(params, tokens, hasCode, false), sizeCodePrior(params, tokens, hasCode, true)];
-  const secStatic = sizeCodeOn ? sections.map((_, k) => staticOf(secTokens[k], secHasCode[k])) : undefined;
-  const parStatic =
-    sizeCodeOn && params.priorParents
-      ? parents.map((p) =>
-          staticOf(
-            p.sections.reduce((n, k) => n + secTokens[k], 0),
-            p.sections.some((k) => secHasCode[k]),
-          ),
-        )
-      : undefined;
+  // The sections holding a code snippet (codePrior; absent when off).
+  const hasCode = params.codePrior > 0 ? sections.map((m) => m.some((i) => snippets[i].type === 'code')) : undefined;
 
   // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
   const termNo = new Map<string, number>();
@@ -598,8 +541,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         }
       }
       if (prior) for (const sec of touched) scores[sec] *= prior[sec];
-      const withCode = !params.codePriorHowTo || HOW_TO.test(query) ? 1 : 0;
-      if (secStatic && !params.priorAfterLifts) for (const sec of touched) scores[sec] *= secStatic[sec][withCode];
+      if (hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (hasCode[sec]) scores[sec] *= 1 + params.codePrior;
       // The sections' own scores, before the lifts below.
       const before = params.neighbourWeight > 0 || links ? Float64Array.from(scores) : scores;
       if (params.neighbourWeight > 0) {
@@ -630,7 +572,6 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           scores[t] = Math.max(scores[t], before[t] + g);
         }
       }
-      if (secStatic && params.priorAfterLifts) for (const sec of touched) scores[sec] *= secStatic[sec][withCode];
       // Units: every touched section, and every touched parent (length-normalised by its own
       // field averages, weighed by parentWeight). Best first; a unit overlapping one already
       // taken is skipped, so a parent that beats its children replaces them.
@@ -649,7 +590,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           }),
         );
         coverHeadings(parentFields[0], ptouched, pscores);
-        for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight * (parStatic ? parStatic[p][withCode] : 1), sec: -1, par: p });
+        for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
       }
       order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
       /** The score each unit reports, in order (the fused order keeps the unit ranking's values). */
