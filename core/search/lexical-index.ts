@@ -415,7 +415,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     params.k1,
   );
   // The sections holding a code snippet (codePrior; absent when off).
-  const hasCode = params.codePrior > 0 ? sections.map((m) => m.some((i) => snippets[i].type === 'code')) : undefined;
+  const hasCode = params.codePrior > 0 ? Uint8Array.from(sections, (m) => (m.some((i) => snippets[i].type === 'code') ? 1 : 0)) : undefined;
 
   // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
   const termNo = new Map<string, number>();
