@@ -128,6 +128,14 @@ export interface Bm25Params {
    */
   phraseWeight: number;
   phraseMinTokens: number;
+  /**
+   * A section holding a code snippet scores x (1 + codePrior) (before the neighbour and link
+   * lifts, like the in-link prior): of sections matching alike, the one with an example comes
+   * first. 0 = off.
+   */
+  codePrior: number;
+  /** Apply codePrior only when the question asks how to do something ("how do I", "how to"). */
+  codePriorHowTo: boolean;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -162,7 +170,12 @@ export const DEFAULT_BM25: Bm25Params = {
   inlinkPrior: 0.03,
   phraseWeight: 1,
   phraseMinTokens: 3,
+  codePrior: 0.03,
+  codePriorHowTo: true,
 };
+
+/** A question asking how to do something. */
+const HOW_TO = /\bhow\s+(?:do|can|could|should|would|may)\s+(?:i|we|you|one)\b|\bhow\s+to\b/i;
 
 /**
  * Groups of words questions and documentation use for the same thing: plain English and the
@@ -416,6 +429,8 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
     FIELD_ORDER.map((f) => params.fields[f]),
     params.k1,
   );
+  // The sections holding a code snippet (codePrior; absent when off).
+  const hasCode = params.codePrior > 0 ? Uint8Array.from(sections, (m) => (m.some((i) => snippets[i].type === 'code') ? 1 : 0)) : undefined;
 
   // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
   const termNo = new Map<string, number>();
@@ -559,6 +574,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         }
       }
       if (prior) for (const sec of touched) scores[sec] *= prior[sec];
+      if (hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (hasCode[sec]) scores[sec] *= 1 + params.codePrior;
       // The sections' own scores, before the lifts below.
       const before = params.neighbourWeight > 0 || links ? Float64Array.from(scores) : scores;
       if (params.neighbourWeight > 0) {
