@@ -520,8 +520,10 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
             }
         }
       }
+      /** The words searched: the question's, then its synonyms and prefix matches. */
+      const queryTerms = weighted.map((q) => q.t);
       bm25.accumulate(
-        weighted.map((q) => q.t),
+        queryTerms,
         scores,
         touched,
         weighted.map((q) => q.w * Math.pow(bm25.idf(q.t), params.idfPower - 1)),
@@ -544,7 +546,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       };
       coverHeadings(fields[0], touched, scores);
       const folded = latent?.query(
-        weighted.map((q) => q.t),
+        queryTerms,
         weighted.map((q) => q.w),
       );
       if (latent && folded) {
@@ -613,7 +615,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         const pscores = new Float64Array(parents.length);
         const ptouched: number[] = [];
         parentBm25.accumulate(
-          weighted.map((q) => q.t),
+          queryTerms,
           pscores,
           ptouched,
           // The sections' idf, so a parent and its children weigh a word alike.
@@ -632,7 +634,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         const psc = new Float64Array(pageBm25.size);
         const ptouched: number[] = [];
         pageBm25.accumulate(
-          weighted.map((q) => q.t),
+          queryTerms,
           psc,
           ptouched,
           weighted.map((q) => q.w * Math.pow(pageBm25.idf(q.t), params.idfPower - 1)),

@@ -78,8 +78,3 @@ export class PhraseMatcher {
     return best;
   }
 }
-
-/** The longest run of consecutive tokens of `phrase` found consecutive in `text` (see PhraseMatcher). */
-export function longestRun(phrase: readonly string[], text: readonly string[]): number {
-  return new PhraseMatcher(phrase).longestRun(text);
-}

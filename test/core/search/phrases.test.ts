@@ -2,7 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { infoSnippet as snip } from '../../helpers/info-snippet.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
-import { longestRun, questionPhrases } from '../../../core/search/phrases.ts';
+import { PhraseMatcher, questionPhrases } from '../../../core/search/phrases.ts';
+
+const longestRun = (phrase: string[], text: string[]) => new PhraseMatcher(phrase).longestRun(text);
 
 describe('verbatim phrases of a question', () => {
   test('quoted text in double, curly, single quotes and backticks; contractions are not quotes', () => {
@@ -27,6 +29,10 @@ describe('verbatim phrases of a question', () => {
     assert.equal(longestRun(['a', 'a', 'b'], ['a', 'a', 'a', 'b']), 3);
     assert.equal(longestRun(['x', 'y'], ['y', 'x']), 1);
     assert.equal(longestRun([], ['x']), 0);
+    // One matcher serves many texts (the index reuses it over sections): no state carries over.
+    const m = new PhraseMatcher(['update', 'depth', 'exceed']);
+    assert.equal(m.longestRun(['update', 'depth']), 2);
+    assert.equal(m.longestRun(['exceed', 'x']), 1);
   });
 });
 
