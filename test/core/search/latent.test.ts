@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { StoredSnippet } from '../../../core/contracts.ts';
 import { buildLatentModel, DEFAULT_LATENT } from '../../../core/search/latent.ts';
 import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
+import { infoSnippet } from '../../helpers/info-snippet.ts';
 
 /** Two subjects, cars and gardens: each document speaks of one of them. */
 const DOCS = [
@@ -54,25 +55,9 @@ describe('latent model (LSI)', () => {
   });
 });
 
-let nextId = 1;
+/** A one-snippet section of its own page (the lines and size every section of these tests shares). */
 function section(heading: string, content: string, file: string): StoredSnippet {
-  const id = nextId++;
-  return {
-    id,
-    seq: id,
-    type: 'info',
-    title: heading,
-    description: '',
-    language: '',
-    code: '',
-    content,
-    breadcrumb: [heading],
-    pageTitle: heading,
-    sourcePath: `docs/${file}.md`,
-    lineStart: 1,
-    lineEnd: 2,
-    tokens: 10,
-  };
+  return { ...infoSnippet(`docs/${file}.md`, [heading], content), lineStart: 1, lineEnd: 2, tokens: 10 };
 }
 
 describe('latent model in the lexical index', () => {

@@ -4,24 +4,13 @@ import type { StoredSnippet } from '../../../core/contracts.ts';
 import { DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
 import type { BenchQuestion } from '../../../scripts/bench/metrics.ts';
+import { infoSnippet } from '../../helpers/info-snippet.ts';
 import { buildIndexes, mergeParams, runQuestions } from '../../../scripts/bench/quick-run.ts';
 
-let id = 1;
 const info = (sourcePath: string, heading: string, content: string, lineStart: number): StoredSnippet => ({
-  id: id,
-  seq: id++,
-  type: 'info',
-  title: heading,
-  description: '',
-  language: '',
-  code: '',
-  content,
-  breadcrumb: ['Guide', heading],
-  pageTitle: 'Guide',
-  sourcePath,
+  ...infoSnippet(sourcePath, ['Guide', heading], content),
   lineStart,
   lineEnd: lineStart + 5,
-  tokens: Math.ceil(content.length / 4),
 });
 
 const snippets = new Map([
