@@ -44,10 +44,12 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   app.use(
     mcpEndpoint(new ServiceBackend(service), {
       onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }),
+      // One principal, one bucket: a tool call counts like one REST request of the same client.
+      rateLimit: async (key, client) => service.checkRateLimit(await service.authenticate(key ? { authorization: `Bearer ${key}` } : {}, client)).headers,
       ...options.mcp,
       auth: {
         requireKey: () => service.mcpRequireKey(),
-        verifyKey: (key) => service.authenticate({ authorization: `Bearer ${key}` }, 'mcp').then(() => true, () => false),
+        verifyKey: (key) => service.authenticate({ authorization: `Bearer ${key}` }, 'key-check').then(() => true, () => false),
         ...options.mcp?.auth,
       },
     }),

@@ -88,6 +88,9 @@ before(async () => {
     logger: createConsoleLogger('error', () => {}),
   });
   await kernel.open();
+  // Every tools/call counts against the caller's rate limit (as a REST request does), and the tool
+  // behaviour tests below make more calls from 127.0.0.1 than the default 60 per minute.
+  kernel.config.rateLimits.anonymous.requests = 10_000;
   const docs = writeWidgetryDocs(dir);
   const { job } = await addLibrary(kernel, { source: 'upload', name: 'widgetry', title: 'Widgetry', description: 'Widgetry UI widgets', spec: { path: docs } });
   const done = await runIngestJob(kernel, job.id);
@@ -170,7 +173,7 @@ describe('API keys on /mcp', () => {
   test('without a key when one is required: 401 with a clear message', async () => {
     const r = await rawPost(base, {});
     assert.equal(r.status, 401);
-    assert.equal(r.body.error, 'unauthorized');
+    assert.equal(r.body.error, 'invalid_api_key');
     assert.match(r.body.message, /requires an API key for MCP.*REFDESK_API_KEY header or as Authorization: Bearer/);
     await assert.rejects(() => connect('v2 SDK, 2025 era', base));
   });
