@@ -14,6 +14,7 @@ import { apiKeyOf, isLoopbackHost, rebindingRefusal } from './request-guard.ts';
 import { isRefdeskError } from '../../core/errors.ts';
 import { ApiError } from '../api/api-error.ts';
 import { clientAddressOf } from '../public-api.ts';
+import { HostAllowList, type AllowedHost } from '../allowed-hosts.ts';
 
 /** Who may call /mcp. By default the endpoint is public (no key needed). */
 export interface McpAuthOptions {
@@ -29,9 +30,15 @@ export interface McpEndpointOptions {
   auth?: McpAuthOptions;
   /**
    * The host the HTTP server is bound to (HOST). When it is a loopback address, requests whose
-   * Host or Origin is not local are refused with 403 (DNS rebinding protection).
+   * Host is neither local nor allowed are refused with 403 `forbidden` (DNS rebinding protection).
    */
   bindHost?: string;
+  /**
+   * Hosts allowed besides the loopback names (ALLOWED_HOSTS, server.allowedHosts). Whatever the
+   * bind address, a request with an Origin whose host is not allowed (and is not the request's
+   * own allowed Host) is refused with 403 `forbidden_origin`; requests without Origin pass.
+   */
+  allowedHosts?: readonly AllowedHost[];
   /** The key passed to the backend when a request carries none (the `refdesk mcp` command's own key). */
   defaultApiKey?: string;
   /** Told about out-of-band failures of the MCP handler (for the log). */
@@ -49,7 +56,7 @@ export interface McpEndpointOptions {
 /** The most of a request body read to count its tool calls (the MCP SDK's own default limit). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-function refuse(ctx: Context, status: 401 | 403 | 413, error: 'invalid_api_key' | 'forbidden' | 'too_large', message: string): void {
+function refuse(ctx: Context, status: 401 | 403 | 413, error: 'invalid_api_key' | 'forbidden' | 'forbidden_origin' | 'too_large', message: string): void {
   ctx.status = status;
   ctx.body = { error, message };
   if (status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="refdesk"');
@@ -59,6 +66,7 @@ function refuse(ctx: Context, status: 401 | 403 | 413, error: 'invalid_api_key' 
 export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = {}): Middleware {
   const path = options.path ?? '/mcp';
   const guardHosts = options.bindHost !== undefined && isLoopbackHost(options.bindHost);
+  const allowed = new HostAllowList(options.allowedHosts ?? []);
   const handler = createMcpHandler((ctx) => createRefdeskMcpServer(backend, { apiKey: ctx.authInfo?.token || options.defaultApiKey, client: typeof ctx.authInfo?.extra?.client === 'string' ? ctx.authInfo.extra.client : undefined }), {
     onerror: options.onError,
   });
@@ -67,9 +75,11 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== path) return next();
     if (guardHosts) {
-      const why = rebindingRefusal(ctx.req.headers);
+      const why = rebindingRefusal(ctx.req.headers, allowed);
       if (why) return refuse(ctx, 403, 'forbidden', why);
     }
+    const badOrigin = allowed.originRefusal(ctx.req.headers);
+    if (badOrigin) return refuse(ctx, 403, 'forbidden_origin', badOrigin);
     const key = apiKeyOf(ctx.req.headers);
     const { requireKey, verifyKey } = options.auth ?? {};
     if (key && verifyKey && !(await verifyKey(key))) {
