@@ -30,6 +30,8 @@ export interface RefdeskConfig {
   network: NetworkPolicy;
   rateLimits: RateLimitConfig;
   api: { requestTimeoutMs: number; maxOpenApiUploadBytes: number; cacheMaxAgeSeconds: number };
+  /** The HTTP server: hosts allowed besides the loopback names (Origin checks of /mcp). */
+  server: { allowedHosts: string[] };
 }
 
 /** A definition picked from a loaded plugin, with its validated options. */

@@ -9,7 +9,8 @@ import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
 import { validate } from './validate.ts';
-import { openSpec, sealSpec } from './secrets.ts';
+import { openSpec, sealSpec, secretFields } from './secrets.ts';
+import { redactFields, redactGeneric, specRedactor, type Redactor } from './redact.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
 
 export interface AddLibraryInput {
@@ -44,7 +45,11 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   if (problems.length > 0) throw new RefdeskError('invalid_request', `Invalid ${input.source} source parameters: ${problems.join('; ')}`);
   await refuseLiteralPrivateUrls(spec, kernel.config.network);
   if (entry.source.prepare) {
-    spec = await entry.source.prepare(spec);
+    try {
+      spec = await entry.source.prepare(spec);
+    } catch (e) {
+      throw redactError(e, specRedactor(spec, secretFields(entry.def.specSchema)));
+    }
     const again = validate(entry.def.specSchema, spec, 'spec');
     if (again.length > 0) throw new RefdeskError('internal_error', `The ${input.source} source prepared an invalid spec: ${again.join('; ')}`);
   }
@@ -100,9 +105,12 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   const entry = kernel.sources.get(library.source.kind);
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
+  // Every line and error of this job leaves through `redact`: the job's secrets never do.
+  const redact = jobRedactor(kernel, entry?.def.specSchema, library.source.spec);
   const log = (level: LogLevel, message: string) => {
-    store.appendJobLog(job.id, level, message).catch(() => {});
-    logger.log(level, message, { job: job.id, library: job.libraryId });
+    const line = redact(message);
+    store.appendJobLog(job.id, level, line).catch(() => {});
+    logger.log(level, line, { job: job.id, library: job.libraryId });
   };
   let lastProgressWrite = 0;
   const report = (force = false) => {
@@ -152,7 +160,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       log,
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;
-        if (p.message) progress.message = p.message;
+        if (p.message) progress.message = redact(p.message);
         report();
       },
     })) {
@@ -228,11 +236,31 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         progress: { ...progress },
       });
     }
-    const err = isRefdeskError(e) ? { code: e.code, message: e.message } : { code: 'internal_error', message: `Ingest failed: ${(e as Error).message}` };
+    const err = isRefdeskError(e) ? { code: e.code, message: redact(e.message) } : { code: 'internal_error', message: redact(`Ingest failed: ${(e as Error).message}`) };
     log('error', `failed: ${err.message}`);
-    if (!isRefdeskError(e)) logger.error('ingest crashed', { job: job.id, stack: (e as Error).stack });
+    if (!isRefdeskError(e)) logger.error('ingest crashed', redactFields({ job: job.id, stack: (e as Error).stack }, redact));
     return await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } });
   }
+}
+
+/** The redactor of a job: its opened spec's secrets; the generic one when the spec cannot be opened. */
+function jobRedactor(kernel: Kernel, schema: Parameters<typeof secretFields>[0] | undefined, sealed: Record<string, unknown>): Redactor {
+  if (!schema) return redactGeneric;
+  try {
+    return specRedactor(openSpec(schema, sealed, kernel.secrets), secretFields(schema));
+  } catch {
+    return redactGeneric;
+  }
+}
+
+/** The same error with its message redacted (a RefdeskError keeps its code). */
+function redactError(e: unknown, redact: Redactor): unknown {
+  if (isRefdeskError(e)) return new RefdeskError(e.code, redact(e.message));
+  if (e instanceof Error) {
+    e.message = redact(e.message);
+    if (e.stack) e.stack = redact(e.stack);
+  }
+  return e;
 }
 
 /**

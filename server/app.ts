@@ -13,11 +13,17 @@ import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
 import { ServiceBackend } from './mcp/service-backend.ts';
 import { createApiService, type ApiService } from './api/service.ts';
 import { publicApiMiddleware } from './public-api.ts';
+import { parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
   /** The /mcp endpoint: key requirement (public by default) and the bound host (DNS rebinding checks). */
   mcp?: McpEndpointOptions;
+  /**
+   * Hosts allowed besides the loopback names, from the environment (ALLOWED_HOSTS, parsed by
+   * main.ts); added to the config's `server.allowedHosts`. Used by /mcp's Origin check.
+   */
+  allowedHosts?: readonly AllowedHost[];
 }
 
 export interface RefdeskApp {
@@ -33,6 +39,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   app.proxy = false;
   const jobs = new JobRunner(kernel);
   const service = createApiService(kernel, jobs);
+  const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   app.use(errorMiddleware(kernel.logger));
   app.use(async (ctx, next) => {
     if (ctx.path === '/ping') {
@@ -44,10 +51,13 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   app.use(
     mcpEndpoint(new ServiceBackend(service), {
       onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }),
+      // One principal, one bucket: a tool call counts like one REST request of the same client.
+      rateLimit: async (key, client) => service.checkRateLimit(await service.authenticate(key ? { authorization: `Bearer ${key}` } : {}, client)).headers,
+      allowedHosts,
       ...options.mcp,
       auth: {
         requireKey: () => service.mcpRequireKey(),
-        verifyKey: (key) => service.authenticate({ authorization: `Bearer ${key}` }, 'mcp').then(() => true, () => false),
+        verifyKey: (key) => service.authenticate({ authorization: `Bearer ${key}` }, 'key-check').then(() => true, () => false),
         ...options.mcp?.auth,
       },
     }),

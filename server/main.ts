@@ -9,9 +9,11 @@ import { isRefdeskError } from '../core/errors.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings } from './env.ts';
 import { createApp } from './app.ts';
+import { parseAllowedHosts } from './allowed-hosts.ts';
 
 async function main(): Promise<void> {
   const settings = readSettings();
+  const allowedHosts = parseAllowedHosts(process.env.ALLOWED_HOSTS ?? '', 'ALLOWED_HOSTS');
   const logger = createConsoleLogger(settings.logLevel);
   const env: RuntimeEnv = { dataDir: settings.dataDir, mode: 'server', port: settings.port };
   const kernel = await createKernel(settings.configFile, { env, logger });
@@ -32,7 +34,7 @@ async function main(): Promise<void> {
     server.close();
     throw e;
   }
-  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host } });
+  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
   await jobs.resumeQueued();

@@ -13,6 +13,14 @@ import { ApiError } from './api/api-error.ts';
 const PUBLIC = /^\/api\/v[12]\//;
 const CACHEABLE = new Set(['/api/v2/libs/search', '/api/v2/context']);
 
+/**
+ * The address of a request's client: the anonymous rate-limit bucket, the same for the REST API
+ * and /mcp (one client, one limit).
+ */
+export function clientAddressOf(ctx: Context): string {
+  return ctx.request.ip || ctx.request.socket.remoteAddress || 'unknown';
+}
+
 /** The caller of a public API request (set by publicApiMiddleware). */
 export function principalOf(ctx: Context): Principal {
   const p = ctx.state.principal as Principal | undefined;
@@ -35,7 +43,7 @@ function noneMatch(header: string, etag: string): boolean {
 export function publicApiMiddleware(service: ApiService, opts: { cacheMaxAgeSeconds: number }) {
   return async (ctx: Context, next: Next) => {
     if (!PUBLIC.test(ctx.path)) return next();
-    const principal = await service.authenticate(ctx.headers, ctx.request.ip || ctx.request.socket.remoteAddress || 'unknown');
+    const principal = await service.authenticate(ctx.headers, clientAddressOf(ctx));
     ctx.state.principal = principal;
     try {
       const { headers } = service.checkRateLimit(principal);

@@ -6,8 +6,10 @@
  * Every request goes through the injected `Fetch` (so the operator's network policy applies);
  * nothing here calls the global fetch.
  */
+import { STATUS_CODES } from 'node:http';
 import type { Fetch } from '../contracts.ts';
 import { RefdeskError, isRefdeskError } from '../errors.ts';
+import { redactGeneric } from '../redact.ts';
 
 /** How hard to try. */
 export interface RetryPolicy {
@@ -50,6 +52,25 @@ export function displayUrl(url: string | URL): string {
   }
 }
 
+/**
+ * `HTTP 503 Service Unavailable`: the status and its standard reason phrase. The reason phrase
+ * the server sent is never shown (it is upstream text, and may carry anything).
+ */
+export function statusLine(status: number): string {
+  const phrase = STATUS_CODES[status];
+  return phrase ? `HTTP ${status} ${phrase}` : `HTTP ${status}`;
+}
+
+/**
+ * A Content-Type header for a message: its media type when it has the `type/subtype` shape,
+ * else "an unrecognised content type" (header text is upstream text, never echoed as is).
+ */
+export function mediaTypeLabel(header: string | null | undefined): string {
+  if (!header) return 'no content type';
+  const m = /^\s*([a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63})\s*(;|$)/i.exec(header);
+  return m ? m[1].toLowerCase() : 'an unrecognised content type';
+}
+
 function sleepAbortable(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -78,10 +99,10 @@ function errorReason(e: unknown): string {
   if (e instanceof Error) {
     const cause = (e as Error & { cause?: { code?: string; message?: string } }).cause;
     if (e.name === 'TimeoutError') return 'the request timed out';
-    if (cause?.code) return `${e.message} (${cause.code})`;
-    return e.message;
+    if (cause?.code) return redactGeneric(`${e.message} (${cause.code})`);
+    return redactGeneric(e.message);
   }
-  return String(e);
+  return redactGeneric(String(e));
 }
 
 /**
@@ -111,7 +132,7 @@ export async function fetchWithRetry(
     try {
       response = await fetch.fetch(url, { ...init, ...(signal ? { signal } : {}) });
       if (!RETRYABLE_STATUSES.has(response.status)) return { response, attempts: attempt };
-      reason = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+      reason = statusLine(response.status);
       waitHint = retryAfterMs(response.headers.get('retry-after'));
     } catch (e) {
       if (signal?.aborted) throw signal.reason;
@@ -146,7 +167,7 @@ export function httpFailure(
   what: string,
   opts: { attempts?: number; notFoundCode?: 'library_not_found' | 'version_not_found' | 'invalid_source'; hint?: string } = {},
 ): RefdeskError {
-  const status = `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+  const status = statusLine(res.status);
   const tries = opts.attempts && opts.attempts > 1 ? ` after ${opts.attempts} attempts` : '';
   const hint = opts.hint ? ` ${opts.hint}` : '';
   if (res.status === 404 || res.status === 410) {

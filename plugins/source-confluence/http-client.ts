@@ -5,7 +5,8 @@
  */
 import type { Fetch } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
-import { RETRYABLE_STATUSES, fetchWithRetry } from '../../core/net/retry.ts';
+import { RETRYABLE_STATUSES, fetchWithRetry, mediaTypeLabel } from '../../core/net/retry.ts';
+import { redactGeneric } from '../../core/redact.ts';
 import type { ConfluenceOptions } from './schema.ts';
 import type { ConfluenceTarget } from './spec.ts';
 
@@ -95,7 +96,7 @@ export class ConfluenceHttp {
     try {
       return JSON.parse(text) as T;
     } catch {
-      const type = res.headers.get('content-type') ?? 'no content type';
+      const type = mediaTypeLabel(res.headers.get('content-type'));
       throw new RefdeskError(
         'invalid_source',
         `${this.target.base} did not answer ${purpose.what} with Confluence REST JSON (got ${type}); check siteUrl and deployment (${this.target.deployment}).`,
@@ -139,5 +140,5 @@ export class ConfluenceHttp {
 function describeNetworkError(e: unknown): string {
   const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (err?.name === 'TimeoutError') return 'timed out';
-  return err?.cause?.code ?? err?.cause?.message ?? err?.message ?? 'network error';
+  return err?.cause?.code ?? redactGeneric(err?.cause?.message ?? err?.message ?? 'network error');
 }

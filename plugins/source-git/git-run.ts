@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { homedir } from 'node:os';
 import { RefdeskError } from '../../core/errors.ts';
+import { createRedactor, type Redactor } from '../../core/redact.ts';
 
 export interface GitCall {
   /** Working directory (a clone), or undefined for commands that need none. */
@@ -37,17 +38,20 @@ export interface GitRunnerOptions {
   secrets: string[];
 }
 
-/** Replaces every secret in a text by "***". */
+/**
+ * Removes every secret (and its encodings) from a text, and the generic credential shapes
+ * (Authorization headers, Bearer/Basic values, token= parameters, URL userinfo): core/redact.ts.
+ */
 export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('***');
-  return out;
+  return createRedactor(secrets)(text);
 }
 
 export class GitRunner {
   private readonly env: NodeJS.ProcessEnv;
+  private readonly redactor: Redactor;
 
   constructor(private readonly options: GitRunnerOptions) {
+    this.redactor = createRedactor(options.secrets);
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: homedir(),
@@ -80,7 +84,7 @@ export class GitRunner {
 
   /** Removes the secrets this runner knows from a text. */
   redact(text: string): string {
-    return redact(text, this.options.secrets);
+    return this.redactor(text);
   }
 
   /**

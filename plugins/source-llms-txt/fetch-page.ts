@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { DocumentFormat, Fetch, PreviousDocument } from '../../core/contracts.ts';
 import { isRefdeskError } from '../../core/errors.ts';
-import { RETRYABLE_STATUSES, displayUrl, fetchWithRetry, httpFailure, readBodyCapped, type RetryOptions } from '../../core/net/retry.ts';
+import { RETRYABLE_STATUSES, displayUrl, fetchWithRetry, httpFailure, mediaTypeLabel, readBodyCapped, type RetryOptions } from '../../core/net/retry.ts';
 import { htmlToMarkdown } from './html-to-markdown.ts';
 import { codeLanguage, pageCandidates } from './page-url.ts';
 
@@ -101,7 +101,7 @@ export async function fetchPage(req: PageRequest, env: PageEnv): Promise<PageRes
     }
     if (type && !type.startsWith('text/') && !/(json|xml|yaml|markdown|javascript|x-python|x-sh)/.test(type)) {
       await res.body?.cancel().catch(() => {});
-      reasons.push(`${displayUrl(candidate)}: not a text document (${type})`);
+      reasons.push(`${displayUrl(candidate)}: not a text document (${mediaTypeLabel(type)})`);
       continue;
     }
     let data: Buffer;

@@ -2,7 +2,7 @@ import { open, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Fetch } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
-import { fetchWithRetry, readBodyCapped } from '../../core/net/retry.ts';
+import { fetchWithRetry, readBodyCapped, statusLine } from '../../core/net/retry.ts';
 
 /** The raw spec document as read, or the news that it did not change (HTTP 304). */
 export type LoadedSpec =
@@ -75,7 +75,7 @@ export async function fetchSpec(
     }
     throw new RefdeskError(
       'invalid_source',
-      `The OpenAPI spec URL ${shown} answered ${res.status}${res.statusText ? ` ${res.statusText}` : ''}: check the URL${res.status === 401 || res.status === 403 ? ' (the spec must be readable without credentials)' : ''}.`,
+      `The OpenAPI spec URL ${shown} answered ${statusLine(res.status).replace(/^HTTP /, '')}: check the URL${res.status === 401 || res.status === 403 ? ' (the spec must be readable without credentials)' : ''}.`,
     );
   }
   const declared = Number(res.headers.get('content-length') ?? NaN);

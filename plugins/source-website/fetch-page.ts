@@ -7,6 +7,7 @@
 import { gunzipSync } from 'node:zlib';
 import type { Fetch } from '../../core/contracts.ts';
 import { isRefdeskError } from '../../core/errors.ts';
+import { redactGeneric } from '../../core/redact.ts';
 import { HostThrottle, sleep } from './host-throttle.ts';
 
 export interface PageRequest {
@@ -52,7 +53,7 @@ function describe(e: unknown): string {
   const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } } | null;
   if (err?.name === 'TimeoutError') return 'the request timed out';
   const cause = err?.cause?.code ?? err?.cause?.message;
-  return cause ? `${err?.message ?? 'network error'} (${cause})` : (err?.message ?? String(e));
+  return redactGeneric(cause ? `${err?.message ?? 'network error'} (${cause})` : (err?.message ?? String(e)));
 }
 
 function charsetOf(contentType: string): string {

@@ -15,7 +15,9 @@ const KNOWN_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'library_not_finalized',
   'too_large',
   'unauthorized',
+  'invalid_api_key',
   'forbidden',
+  'rate_limit_exceeded',
 ]);
 
 export interface HttpBackendOptions {
@@ -83,7 +85,8 @@ export class HttpBackend implements DocsBackend {
 function errorOf(status: number, body: { error?: unknown; message?: unknown }, base: string): RefdeskError {
   const message = typeof body.message === 'string' && body.message ? body.message : `The Refdesk server at ${base} answered HTTP ${status}.`;
   if (typeof body.error === 'string' && KNOWN_CODES.has(body.error)) return new RefdeskError(body.error as ErrorCode, message);
-  if (status === 401) return new RefdeskError('unauthorized', message);
+  if (status === 401) return new RefdeskError('invalid_api_key', message);
+  if (status === 429) return new RefdeskError('rate_limit_exceeded', message);
   if (status === 403) return new RefdeskError('forbidden', message);
   if (status === 404 && typeof body.error !== 'string') {
     return new RefdeskError('internal_error', `${base} does not look like a Refdesk server (HTTP 404 on its REST API). Check --server or REFDESK_URL.`);

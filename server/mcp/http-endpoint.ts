@@ -4,12 +4,17 @@
  * 2025-era clients (initialize handshake, protocol 2024-11-05 to 2025-11-25), stateless serving
  * with a fresh server per request. Nothing is kept between requests.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { DocsBackend } from './backend.ts';
 import { createRefdeskMcpServer } from './tools.ts';
 import { apiKeyOf, isLoopbackHost, rebindingRefusal } from './request-guard.ts';
+import { isRefdeskError } from '../../core/errors.ts';
+import { ApiError } from '../api/api-error.ts';
+import { clientAddressOf } from '../public-api.ts';
+import { HostAllowList, type AllowedHost } from '../allowed-hosts.ts';
 
 /** Who may call /mcp. By default the endpoint is public (no key needed). */
 export interface McpAuthOptions {
@@ -25,16 +30,33 @@ export interface McpEndpointOptions {
   auth?: McpAuthOptions;
   /**
    * The host the HTTP server is bound to (HOST). When it is a loopback address, requests whose
-   * Host or Origin is not local are refused with 403 (DNS rebinding protection).
+   * Host is neither local nor allowed are refused with 403 `forbidden` (DNS rebinding protection).
    */
   bindHost?: string;
+  /**
+   * Hosts allowed besides the loopback names (ALLOWED_HOSTS, server.allowedHosts). Whatever the
+   * bind address, a request with an Origin whose host is not allowed (and is not the request's
+   * own allowed Host) is refused with 403 `forbidden_origin`; requests without Origin pass.
+   */
+  allowedHosts?: readonly AllowedHost[];
   /** The key passed to the backend when a request carries none (the `refdesk mcp` command's own key). */
   defaultApiKey?: string;
   /** Told about out-of-band failures of the MCP handler (for the log). */
   onError?: (error: Error) => void;
+  /**
+   * Counts one tool call against the caller's rate limit: the REST API's bucket (the key, or the
+   * client's address), so REST and MCP share one limit. Resolves with the RateLimit-* headers to
+   * send; rejects with a 429 ApiError (with Retry-After) when the caller is over its limit, which
+   * /mcp answers as REST does: HTTP 429 `{error: "rate_limit_exceeded", message, retryAfterSeconds}`.
+   * Without it, /mcp counts nothing (the `refdesk mcp` command: its backend's REST calls count).
+   */
+  rateLimit?: (apiKey: string | undefined, client: string) => Promise<Record<string, string>>;
 }
 
-function refuse(ctx: Context, status: 401 | 403, error: 'unauthorized' | 'forbidden', message: string): void {
+/** The most of a request body read to count its tool calls (the MCP SDK's own default limit). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+function refuse(ctx: Context, status: 401 | 403 | 413, error: 'invalid_api_key' | 'forbidden' | 'forbidden_origin' | 'too_large', message: string): void {
   ctx.status = status;
   ctx.body = { error, message };
   if (status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="refdesk"');
@@ -44,6 +66,7 @@ function refuse(ctx: Context, status: 401 | 403, error: 'unauthorized' | 'forbid
 export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = {}): Middleware {
   const path = options.path ?? '/mcp';
   const guardHosts = options.bindHost !== undefined && isLoopbackHost(options.bindHost);
+  const allowed = new HostAllowList(options.allowedHosts ?? []);
   const handler = createMcpHandler((ctx) => createRefdeskMcpServer(backend, { apiKey: ctx.authInfo?.token || options.defaultApiKey, client: typeof ctx.authInfo?.extra?.client === 'string' ? ctx.authInfo.extra.client : undefined }), {
     onerror: options.onError,
   });
@@ -52,25 +75,83 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== path) return next();
     if (guardHosts) {
-      const why = rebindingRefusal(ctx.req.headers);
+      const why = rebindingRefusal(ctx.req.headers, allowed);
       if (why) return refuse(ctx, 403, 'forbidden', why);
     }
+    const badOrigin = allowed.originRefusal(ctx.req.headers);
+    if (badOrigin) return refuse(ctx, 403, 'forbidden_origin', badOrigin);
     const key = apiKeyOf(ctx.req.headers);
     const { requireKey, verifyKey } = options.auth ?? {};
     if (key && verifyKey && !(await verifyKey(key))) {
-      return refuse(ctx, 401, 'unauthorized', 'The API key is not valid. Check the key in your MCP client configuration (REFDESK_API_KEY header or Authorization: Bearer).');
+      return refuse(ctx, 401, 'invalid_api_key', 'The API key is not valid. Check the key in your MCP client configuration (REFDESK_API_KEY header or Authorization: Bearer).');
     }
     if (!key && requireKey && (await requireKey())) {
       return refuse(
         ctx,
         401,
-        'unauthorized',
+        'invalid_api_key',
         'This Refdesk server requires an API key for MCP. Send it in the REFDESK_API_KEY header or as Authorization: Bearer <key> (keys start with rdk_).',
       );
     }
+    const client = clientAddressOf(ctx);
+    // Tool calls count against the caller's rate limit before the MCP handler reads the request.
+    let body: Buffer | undefined;
+    if (options.rateLimit && ctx.method === 'POST') {
+      const read = await readBody(ctx.req, MAX_BODY_BYTES);
+      if (read === null) return refuse(ctx, 413, 'too_large', `An MCP request body may be at most ${MAX_BODY_BYTES} bytes.`);
+      body = read;
+      let headers: Record<string, string> = {};
+      try {
+        for (let i = toolCalls(body); i > 0; i--) headers = await options.rateLimit(key, client);
+      } catch (e) {
+        if (!isRefdeskError(e) || e.code !== 'rate_limit_exceeded') throw e;
+        ctx.status = e.status;
+        ctx.body = { error: e.code, message: e.message, ...(e instanceof ApiError ? e.details : {}) };
+        if (e instanceof ApiError) ctx.set(e.headers);
+        return;
+      }
+      for (const [k, v] of Object.entries(headers)) ctx.res.setHeader(k, v);
+    }
     // The key (when given) and the client's address travel to the tools with the request.
-    const auth: AuthInfo = { token: key ?? '', clientId: key ? 'refdesk-api-key' : 'anonymous', scopes: [], extra: { client: ctx.ip } };
+    const auth: AuthInfo = { token: key ?? '', clientId: key ? 'refdesk-api-key' : 'anonymous', scopes: [], extra: { client } };
     ctx.respond = false;
-    await toNode(Object.assign(ctx.req, { auth }), ctx.res);
+    await toNode(body ? replay(ctx.req, body, auth) : Object.assign(ctx.req, { auth }), ctx.res);
+  };
+}
+
+/** The request body, or null when it is longer than `max` bytes. */
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req) {
+    total += (chunk as Buffer).length;
+    if (total > max) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** How many `tools/call` messages a JSON-RPC body holds (0 when it is not JSON: the MCP handler answers that). */
+function toolCalls(body: Buffer): number {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    return 0;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return messages.filter((m) => m !== null && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call').length;
+}
+
+/** The request again, with its body already read, for the MCP handler. */
+function replay(req: IncomingMessage, body: Buffer, auth: AuthInfo) {
+  return {
+    method: req.method,
+    url: req.url,
+    headers: req.headers,
+    auth,
+    async *[Symbol.asyncIterator]() {
+      if (body.length > 0) yield body;
+    },
   };
 }

@@ -10,13 +10,12 @@ export class ServiceBackend implements DocsBackend {
   constructor(private readonly service: ApiService) {}
 
   /**
-   * The caller as the REST API would see it (anonymous when no key was given); each tool call
-   * counts against its rate limit, like one REST request (protocol messages do not).
+   * The caller as the REST API would see it (anonymous when no key was given, identified by its
+   * address). Rate limits are counted by the /mcp endpoint before the call reaches here
+   * (`rateLimit` in server/app.ts), in the same bucket as the caller's REST requests.
    */
   private async principal(apiKey?: string, client?: string) {
-    const principal = await this.service.authenticate(apiKey ? { authorization: `Bearer ${apiKey}` } : {}, `mcp:${client ?? 'unknown'}`);
-    this.service.checkRateLimit(principal);
-    return principal;
+    return this.service.authenticate(apiKey ? { authorization: `Bearer ${apiKey}` } : {}, client ?? 'unknown');
   }
 
   async searchLibraries(req: LibrarySearchRequest): Promise<LibrarySearchResult> {

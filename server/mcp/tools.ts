@@ -77,6 +77,7 @@ export function explainError(e: unknown): string {
     case 'library_not_finalized':
       return `${e.message} Until it is ready, answer without it or ask the user to try again shortly.`;
     case 'unauthorized':
+    case 'invalid_api_key':
       return `${e.message}\nRefdesk needs a valid API key: configure it in the MCP client (the REFDESK_API_KEY header, Authorization: Bearer, or --api-key / REFDESK_API_KEY for the stdio server).`;
     case 'forbidden':
       return `${e.message}\nThe API key in use is not allowed to read this library; ask the Refdesk operator for access.`;

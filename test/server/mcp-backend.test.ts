@@ -53,7 +53,7 @@ describe('HttpBackend against a REST server', () => {
           return res.end(`### Dark mode\n\nSource: docs/theming.md (lines 1-2)\n\ntokens=${u.searchParams.get('tokens') ?? '-'} type=${u.searchParams.get('type')}`);
         }
         if (id === '/docs/pending') return json(202, { error: 'library_not_finalized', message: 'Library "/docs/pending" is still being processed.' });
-        if (id === '/docs/secret') return json(401, { error: 'unauthorized', message: 'Invalid API key.' });
+        if (id === '/docs/secret') return json(401, { error: 'invalid_api_key', message: 'Invalid API key.' });
         return json(404, { error: 'library_not_found', message: `Library "${id}" not found.` });
       }
       res.writeHead(404, { 'content-type': 'text/html' });
@@ -107,7 +107,7 @@ describe('HttpBackend against a REST server', () => {
       assert.fail('no error');
     };
     assert.deepEqual(await codeOf('/docs/pending'), ['library_not_finalized', 'Library "/docs/pending" is still being processed.']);
-    assert.deepEqual(await codeOf('/docs/secret'), ['unauthorized', 'Invalid API key.']);
+    assert.deepEqual(await codeOf('/docs/secret'), ['invalid_api_key', 'Invalid API key.']);
     assert.deepEqual(await codeOf('/docs/other'), ['library_not_found', 'Library "/docs/other" not found.']);
   });
 

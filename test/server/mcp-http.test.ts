@@ -20,6 +20,7 @@ import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createApp, type AppOptions } from '../../server/app.ts';
 import { mcpEndpoint } from '../../server/mcp/http-endpoint.ts';
 import { ServiceBackend } from '../../server/mcp/service-backend.ts';
+import { parseAllowedHosts } from '../../server/allowed-hosts.ts';
 import type { ContextTextRequest, LibrarySearchRequest } from '../../server/mcp/backend.ts';
 import { CLIENT_KINDS, makeClient, resultText, writeWidgetryDocs, type ClientKind, type McpTestClient } from '../helpers/mcp-docs.ts';
 import { toolBehaviourTests } from '../helpers/mcp-tool-checks.ts';
@@ -88,6 +89,9 @@ before(async () => {
     logger: createConsoleLogger('error', () => {}),
   });
   await kernel.open();
+  // Every tools/call counts against the caller's rate limit (as a REST request does), and the tool
+  // behaviour tests below make more calls from 127.0.0.1 than the default 60 per minute.
+  kernel.config.rateLimits.anonymous.requests = 10_000;
   const docs = writeWidgetryDocs(dir);
   const { job } = await addLibrary(kernel, { source: 'upload', name: 'widgetry', title: 'Widgetry', description: 'Widgetry UI widgets', spec: { path: docs } });
   const done = await runIngestJob(kernel, job.id);
@@ -170,7 +174,7 @@ describe('API keys on /mcp', () => {
   test('without a key when one is required: 401 with a clear message', async () => {
     const r = await rawPost(base, {});
     assert.equal(r.status, 401);
-    assert.equal(r.body.error, 'unauthorized');
+    assert.equal(r.body.error, 'invalid_api_key');
     assert.match(r.body.message, /requires an API key for MCP.*REFDESK_API_KEY header or as Authorization: Bearer/);
     await assert.rejects(() => connect('v2 SDK, 2025 era', base));
   });
@@ -241,5 +245,48 @@ describe('DNS rebinding protection', () => {
     const base = await serveApp({ mcp: { bindHost: '0.0.0.0' } });
     const r = await rawPost(base, { host: 'docs.example.com' });
     assert.equal(r.status, 200, r.text);
+  });
+
+  test('bound to all interfaces: the Origin is checked all the same (forbidden_origin), loopback origins pass', async () => {
+    const base = await serveApp({ mcp: { bindHost: '0.0.0.0' } });
+    for (const origin of ['http://evil.example', 'https://docs.example.com', 'null', 'file://']) {
+      const r = await rawPost(base, { host: 'docs.example.com', origin });
+      assert.equal(r.status, 403, `${origin}: ${r.text}`);
+      assert.equal(r.body.error, 'forbidden_origin');
+      assert.match(r.body.message, /allowed hosts/);
+    }
+    for (const origin of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]']) {
+      assert.equal((await rawPost(base, { origin })).status, 200, origin);
+    }
+    // No Origin: not a browser, served.
+    assert.equal((await rawPost(base, { host: 'docs.example.com' })).status, 200);
+  });
+
+  test('allowed hosts (AppOptions from ALLOWED_HOSTS, and server.allowedHosts): named origins pass, ports are matched when given', async () => {
+    kernel.config.server.allowedHosts = ['wiki.example.org'];
+    try {
+      const base = await serveApp({ mcp: { bindHost: '0.0.0.0' }, allowedHosts: parseAllowedHosts('docs.example.com, tools.example.com:8443', 'ALLOWED_HOSTS') });
+      const status = async (origin: string, host = 'docs.example.com') => (await rawPost(base, { host, origin })).status;
+      assert.equal(await status('https://docs.example.com'), 200);
+      assert.equal(await status('http://DOCS.example.com:8080'), 200, 'no port in the entry: any port');
+      assert.equal(await status('https://tools.example.com:8443'), 200);
+      assert.equal(await status('https://tools.example.com'), 403, 'the entry names port 8443');
+      assert.equal(await status('https://wiki.example.org'), 200, 'server.allowedHosts from the config');
+      assert.equal(await status('https://evil.example'), 403);
+      assert.equal(await status('https://docs.example.com.evil.example'), 403);
+    } finally {
+      kernel.config.server.allowedHosts = [];
+    }
+  });
+
+  test('bound to 127.0.0.1 with an allowed host: its Host and Origin pass, others are still refused', async () => {
+    const base = await serveApp({ mcp: { bindHost: '127.0.0.1' }, allowedHosts: parseAllowedHosts('refdesk.internal', 'ALLOWED_HOSTS') });
+    assert.equal((await rawPost(base, { host: 'refdesk.internal', origin: 'http://refdesk.internal' })).status, 200);
+    const evil = await rawPost(base, { host: 'evil.example' });
+    assert.equal(evil.status, 403);
+    assert.equal(evil.body.error, 'forbidden');
+    const evilOrigin = await rawPost(base, { origin: 'http://evil.example' });
+    assert.equal(evilOrigin.status, 403);
+    assert.equal(evilOrigin.body.error, 'forbidden_origin');
   });
 });

@@ -32,13 +32,23 @@ export interface FakeConfluenceOptions {
   serverBodyLimitCap?: number;
 }
 
+/** A failure reply made for each failed request (e.g. one that echoes the request's Authorization). */
+export interface FailureReply {
+  statusText?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export interface FakeConfluence {
   /** `http://127.0.0.1:<port>` */
   origin: string;
   space: FixtureSpace;
   requests: RecordedRequest[];
-  /** Answers the next `count` requests with `status` (and a Retry-After header when given). */
-  failNext(status: number, count: number, retryAfter?: string): void;
+  /**
+   * Answers the next `count` requests with `status` (and a Retry-After header when given);
+   * `reply` shapes their status text, headers and body (status 200 with a reply answers that body).
+   */
+  failNext(status: number, count: number, retryAfter?: string, reply?: (req: IncomingMessage) => FailureReply): void;
   /** Requests whose path matches, e.g. count(/\/pages\/104$/). */
   count(path: RegExp): number;
   close(): Promise<void>;
@@ -47,7 +57,7 @@ export interface FakeConfluence {
 export async function startFakeConfluence(options: FakeConfluenceOptions): Promise<FakeConfluence> {
   const context = options.context ?? '/confluence';
   const requests: RecordedRequest[] = [];
-  let failures: { status: number; count: number; retryAfter?: string } | null = null;
+  let failures: { status: number; count: number; retryAfter?: string; reply?: (req: IncomingMessage) => FailureReply } | null = null;
   const space = options.space;
   let origin = '';
 
@@ -200,8 +210,11 @@ export async function startFakeConfluence(options: FakeConfluenceOptions): Promi
     if (failures && failures.count > 0) {
       failures.count--;
       rec.status = failures.status;
-      res.writeHead(failures.status, { 'content-type': 'application/json', ...(failures.retryAfter !== undefined ? { 'retry-after': failures.retryAfter } : {}) });
-      res.end(JSON.stringify({ message: 'Rate limit exceeded' }));
+      const reply = failures.reply?.(req) ?? {};
+      const headers = { 'content-type': 'application/json', ...(failures.retryAfter !== undefined ? { 'retry-after': failures.retryAfter } : {}), ...reply.headers };
+      if (reply.statusText !== undefined) res.writeHead(failures.status, reply.statusText, headers);
+      else res.writeHead(failures.status, headers);
+      res.end(reply.body ?? JSON.stringify({ message: 'Rate limit exceeded' }));
       return;
     }
     if (u.pathname.startsWith('/wiki/')) rec.status = cloud(req, res, u.pathname, u.searchParams);
@@ -217,8 +230,8 @@ export async function startFakeConfluence(options: FakeConfluenceOptions): Promi
     origin,
     space,
     requests,
-    failNext(status, count, retryAfter) {
-      failures = { status, count, retryAfter };
+    failNext(status, count, retryAfter, reply) {
+      failures = { status, count, retryAfter, reply };
     },
     count: (path) => requests.filter((r) => path.test(r.path)).length,
     close: () =>

@@ -9,12 +9,19 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
+export interface FailureReply {
+  statusText?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export interface GitServer {
   /** `http://127.0.0.1:<port>` */
   base: string;
   /** Every request seen: method, path, whether it carried an Authorization header, status answered. */
   requests: Array<{ method: string; path: string; auth: boolean; status: number }>;
-  failNext(n: number, status?: number): void;
+  /** The next n requests answer `status`; `reply` shapes each one (status text, headers, body), e.g. to echo the request. */
+  failNext(n: number, status?: number, reply?: (req: IncomingMessage) => FailureReply): void;
   close(): Promise<void>;
 }
 
@@ -32,6 +39,7 @@ export async function startGitServer(root: string, tokens: Record<string, string
   const requests: GitServer['requests'] = [];
   let failures = 0;
   let failStatus = 503;
+  let failReply: ((req: IncomingMessage) => FailureReply) | undefined;
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
@@ -40,7 +48,11 @@ export async function startGitServer(root: string, tokens: Record<string, string
     if (failures > 0) {
       failures--;
       record(failStatus);
-      res.writeHead(failStatus, { 'content-type': 'text/plain' }).end('temporarily unavailable\n');
+      const reply = failReply?.(req) ?? {};
+      const headers = { 'content-type': 'text/plain', ...reply.headers };
+      if (reply.statusText !== undefined) res.writeHead(failStatus, reply.statusText, headers);
+      else res.writeHead(failStatus, headers);
+      res.end(reply.body ?? 'temporarily unavailable\n');
       return;
     }
     const token = repo === undefined ? undefined : tokens[repo];
@@ -104,9 +116,10 @@ export async function startGitServer(root: string, tokens: Record<string, string
   return {
     base: `http://127.0.0.1:${port}`,
     requests,
-    failNext(n, status = 503) {
+    failNext(n, status = 503, reply) {
       failures = n;
       failStatus = status;
+      failReply = reply;
     },
     close: () =>
       new Promise<void>((r) => {
