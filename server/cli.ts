@@ -152,13 +152,33 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
 async function followJob(settings: ProcessSettings, base: string, jobId: string, libraryName: string): Promise<number> {
   const output = ingestOutput(settings);
   let seenSeq = -Infinity;
+  let failures = 0;
   for (;;) {
     await new Promise((r) => setTimeout(r, 300));
-    const jr = await fetch(`${base}/api/admin/jobs/${jobId}`);
-    const { job, log } = (await jr.json()) as {
+    type JobAnswer = {
       job: { state: string; progress: { files?: number; snippets?: number }; error: { message: string } | null; startedAt: string | null };
       log?: Array<{ seq: number; level: LogLevel; message: string }>;
     };
+    let answer: JobAnswer;
+    let jr: Response;
+    try {
+      // A busy server may drop a kept-alive connection under a poll: asking again is harmless.
+      jr = await fetch(`${base}/api/admin/jobs/${jobId}`, { signal: AbortSignal.timeout(30_000) });
+      if (jr.status >= 500) throw new Error(`HTTP ${jr.status}`);
+      if (jr.ok) answer = (await jr.json()) as JobAnswer;
+      failures = 0;
+    } catch (e) {
+      if (++failures < 10) continue;
+      output.finish();
+      const why = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+      throw new RefdeskError('internal_error', `Lost the server at ${base} while following job ${jobId} (${why}); the ingest may still be running: see refdesk jobs.`);
+    }
+    if (!jr.ok) {
+      output.finish();
+      const body = (await jr.json().catch(() => ({}))) as { message?: string };
+      throw new RefdeskError('internal_error', `The server at ${base} refused to show job ${jobId}: ${body.message ?? `HTTP ${jr.status}`}`);
+    }
+    const { job, log } = answer!;
     for (const line of log ?? []) {
       if (line.seq <= seenSeq) continue;
       seenSeq = line.seq;

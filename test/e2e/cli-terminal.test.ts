@@ -6,6 +6,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, ROOT, cliEnv, makeDataDir, removeDataDir, runRefdesk, withTimeout } from './refdesk-process.ts';
@@ -113,5 +115,52 @@ describe('refdesk add through a pipe', { timeout: 120_000 }, () => {
     assert.ok(json.some((j) => j.message === 'Skipped symlink outside.md: it points outside the upload folder'));
     assert.doesNotMatch(r.stderr, /\r|\x1b/);
     assert.doesNotMatch(r.stderr, /^warning: |Skipped 1 file:/m);
+  });
+});
+
+describe('refdesk add through a running server', { timeout: 120_000 }, () => {
+  test('a poll whose connection the busy server drops is asked again; the job log\'s warnings are relayed', async () => {
+    // A server shaped like Refdesk's admin routes (POST /api/admin/upload, GET /api/admin/jobs/:id),
+    // found by the CLI through the data directory's lock file, which names this live process.
+    let polls = 0;
+    const jobId = '0b5f3c1e-1111-4222-8333-444455556666';
+    const server = createHttpServer((req, res) => {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (req.method === 'POST' && req.url?.startsWith('/api/admin/upload?')) {
+        req.resume();
+        req.on('end', () => send(202, { libraryName: '/docs/relayed', jobId, message: `Queued ingest of /docs/relayed (job ${jobId}).` }));
+        return;
+      }
+      if (req.method === 'GET' && req.url === `/api/admin/jobs/${jobId}`) {
+        polls++;
+        if (polls === 1) return req.socket.destroy(); // as a server whose event loop was blocked past its keep-alive timeout
+        const done = polls >= 3;
+        const job = { id: jobId, state: done ? 'succeeded' : 'running', progress: { files: done ? 5 : 2, snippets: done ? 10 : 4 }, error: null, startedAt: new Date().toISOString() };
+        const log = [
+          { seq: 1, at: job.startedAt, level: 'info', message: 'started: reading upload source for /docs/relayed' },
+          { seq: 2, at: job.startedAt, level: 'warn', message: 'Skipped symlink outside.md: it points outside the upload folder' },
+        ];
+        return send(200, { job, log });
+      }
+      send(404, { error: 'not_found', message: `No route for ${req.method} ${req.url}` });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const data = join(dir, 'relay-data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'refdesk.lock'), JSON.stringify({ pid: process.pid, mode: 'server', port, startedAt: new Date().toISOString() }) + '\n');
+    try {
+      const r = await runRefdesk(['add', docs, '--name', 'relayed'], data, 60_000, { LOG_FORMAT: '' });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(polls >= 3, `polled ${polls} times`);
+      assert.match(r.stdout, /^\/docs\/relayed: 5 files, 10 snippets \(finalized\)$/m, r.stderr);
+      const warnings = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      assert.deepEqual(warnings.map((w) => [w.level, w.message, w.library]), [['warn', 'Skipped symlink outside.md: it points outside the upload folder', '/docs/relayed']]);
+    } finally {
+      server.close();
+    }
   });
 });
