@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync, existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import semver from 'semver';
 import { ConfigError } from './errors.ts';
@@ -62,15 +62,19 @@ export function readConfig(file: string): RefdeskConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
-  } catch {
-    throw new ConfigError(`${file}: cannot read the configuration file`);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (code ?? 'unreadable');
+    throw new ConfigError(`${file}: cannot read the configuration file (${why}): set REFDESK_CONFIG to a readable YAML file, or unset it for the default.`);
   }
   let data: unknown;
   try {
     data = parseYaml(text);
   } catch (e) {
     const line = (e as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
-    throw new ConfigError(`${file}: not valid YAML${line ? ` (line ${line})` : ''}`);
+    // The parser's first line says what is wrong; the lines after it quote the file (maybe a secret).
+    const why = ((e as Error).message ?? '').split('\n')[0].replace(/ at line \d+, column \d+:?$/, '').trim();
+    throw new ConfigError(`${file}: not valid YAML${line ? ` (line ${line}${why ? `: ${why}` : ''})` : why ? ` (${why})` : ''}; fix the file or set REFDESK_CONFIG to another one.`);
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`${file}: the top level must be a mapping`);
   configSchema ??= JSON.parse(readFileSync(schemaPath, 'utf8')) as Record<string, unknown>;
@@ -87,16 +91,58 @@ function interpolateEnv(v: unknown): unknown {
   return v;
 }
 
-function resolveSpecifier(use: string, configDir: string): string {
-  if (use.startsWith('./') || use.startsWith('../') || isAbsolute(use)) {
-    let p = isAbsolute(use) ? use : resolve(configDir, use);
-    if (existsSync(p) && statSync(p).isDirectory()) {
-      const ts = join(p, 'index.ts');
-      p = existsSync(ts) ? ts : join(p, 'index.js');
-    }
-    return pathToFileURL(p).href;
+/** The package's own plugins folder: built-in plugins are found here wherever the config file lives. */
+const BUILTIN_PLUGINS_DIR = fileURLToPath(new URL('../plugins/', import.meta.url));
+
+/** A file to import for a path: a folder means its index.ts (or index.js). */
+function moduleFile(p: string): string {
+  if (existsSync(p) && statSync(p).isDirectory()) {
+    const ts = join(p, 'index.ts');
+    return existsSync(ts) ? ts : join(p, 'index.js');
   }
-  return use; // a package name, resolved by Node
+  return p;
+}
+
+/** `plugins/<name>/<rest>` at the end of a path (`../plugins/source-git/index.ts`, `./plugins/source-git`). */
+const PLUGIN_PATH = /(?:^|[\\/])plugins[\\/]([a-z][a-z0-9-]*)((?:[\\/][^\\/]+)*)[\\/]?$/;
+const BARE_NAME = /^[a-z][a-z0-9-]*$/;
+
+/** The built-in plugin folder of a name, when the package has it. */
+function builtinPlugin(name: string): string | null {
+  const dir = join(BUILTIN_PLUGINS_DIR, name);
+  return existsSync(join(dir, 'index.ts')) || existsSync(join(dir, 'index.js')) ? dir : null;
+}
+
+export type ResolvedSpecifier = { ok: true; specifier: string } | { ok: false; why: string };
+
+/**
+ * What `import()` gets for a plugin's `use`:
+ * - a path (`./`, `../`, absolute) relative to the config file; when nothing is there and the path
+ *   ends in `plugins/<name>[/...]` naming a built-in plugin, that built-in (so a config copied out
+ *   of `config/` keeps working);
+ * - a bare name of a built-in plugin (`source-git`): the package's own `plugins/source-git`;
+ * - anything else: an npm package name, resolved by Node.
+ */
+export function resolvePluginSpecifier(use: string, configDir: string): ResolvedSpecifier {
+  if (use.startsWith('./') || use.startsWith('../') || isAbsolute(use)) {
+    const p = isAbsolute(use) ? use : resolve(configDir, use);
+    if (existsSync(p)) return { ok: true, specifier: pathToFileURL(moduleFile(p)).href };
+    const m = PLUGIN_PATH.exec(use);
+    const builtin = m ? builtinPlugin(m[1]) : null;
+    if (m && builtin) {
+      const inside = m[2] ? join(builtin, m[2]) : builtin;
+      if (existsSync(inside)) return { ok: true, specifier: pathToFileURL(moduleFile(inside)).href };
+    }
+    return {
+      ok: false,
+      why: `module not found: nothing at ${p} (paths are relative to the config file's folder ${configDir})${m ? ` and no built-in plugin "${m[1]}"` : ''}; name a built-in plugin by its name (e.g. "source-git"), or give an existing path or an npm package name`,
+    };
+  }
+  if (BARE_NAME.test(use)) {
+    const builtin = builtinPlugin(use);
+    if (builtin) return { ok: true, specifier: pathToFileURL(moduleFile(builtin)).href };
+  }
+  return { ok: true, specifier: use }; // a package name, resolved by Node
 }
 
 function isPlugin(x: unknown): x is Plugin {
@@ -113,12 +159,19 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
     if (entry.enabled === false) continue;
     const at = `plugins[${i}]`;
     const where = `${file}: ${at} (${entry.use})`;
+    const resolved = resolvePluginSpecifier(entry.use, configDir);
+    if (!resolved.ok) throw new ConfigError(`${where}: ${resolved.why}`);
     let mod: { default?: unknown };
     try {
-      mod = (await import(resolveSpecifier(entry.use, configDir))) as { default?: unknown };
+      mod = (await import(resolved.specifier)) as { default?: unknown };
     } catch (e) {
       const code = (e as { code?: string }).code;
-      const why = code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_UNSUPPORTED_DIR_IMPORT' ? 'module not found' : `failed to load: ${(e as Error).message.split('\n')[0]}`;
+      const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_UNSUPPORTED_DIR_IMPORT';
+      const why = notFound
+        ? resolved.specifier === entry.use
+          ? `module not found: no built-in plugin and no installed npm package is named "${entry.use}" (install the package, or give a path relative to the config file)`
+          : `module not found (${(e as Error).message.split('\n')[0]})`
+        : `failed to load: ${(e as Error).message.split('\n')[0]}`;
       throw new ConfigError(`${where}: ${why}`);
     }
     const plugin = mod.default;

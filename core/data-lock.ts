@@ -2,7 +2,7 @@
  * One writer per data directory: `<dataDir>/refdesk.lock` names the process that writes it.
  * A lock whose process no longer exists is stale and is taken over.
  */
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { access, constants, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RefdeskError } from './errors.ts';
 import type { RuntimeEnv } from './contracts.ts';
@@ -59,7 +59,9 @@ async function inspectLock(path: string): Promise<LockFileState> {
   try {
     [text, { mtimeMs }] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
+    // No lock file, or no data directory at all (a missing one, or a file where it should be).
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'absent' };
     throw err;
   }
   const info = parseLock(text);
@@ -97,6 +99,41 @@ function lockedError(dataDir: string, info: DataLockInfo): RefdeskError {
     `The data directory ${dataDir} ${what} Only one process may write to a data directory at a time. ` +
       `If no refdesk process with pid ${info.pid} is running, delete ${lockPath}.`,
   );
+}
+
+/**
+ * Makes sure the data directory exists and this process can write it, before anything opens it.
+ * Throws RefdeskError('config_error') with one sentence naming the directory, the cause and what
+ * to do (a file in its place, no permission, a read-only file system, no space).
+ */
+export async function prepareDataDir(dataDir: string): Promise<void> {
+  const fail = (why: string, fix: string) => new RefdeskError('config_error', `DATA_DIR ${dataDir} ${why}: ${fix}`);
+  const explain = async (err: unknown): Promise<RefdeskError> => {
+    const code = (err as NodeJS.ErrnoException).code;
+    switch (code) {
+      case 'EEXIST':
+      case 'ENOTDIR': {
+        const isFile = await stat(dataDir).then((st) => !st.isDirectory(), () => false);
+        return fail(isFile ? 'is a file, not a directory' : 'is below a file, not a directory', 'set DATA_DIR to a directory (it is created if missing).');
+      }
+      case 'EACCES':
+      case 'EPERM':
+        return fail('is not writable by this user', 'give this user write permission on it, or set DATA_DIR to a directory it can write.');
+      case 'EROFS':
+        return fail('is on a read-only file system', 'set DATA_DIR to a writable directory.');
+      case 'ENOSPC':
+        return fail('is on a full disk', 'free some space or set DATA_DIR elsewhere.');
+      default:
+        return fail(`cannot be used (${code ?? (err as Error).message})`, 'set DATA_DIR to a writable directory.');
+    }
+  };
+  try {
+    await mkdir(dataDir, { recursive: true });
+    if (!(await stat(dataDir)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    await access(dataDir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    throw await explain(err);
+  }
 }
 
 export interface DataLock {

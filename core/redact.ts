@@ -91,9 +91,12 @@ function redactText(input: string, values: readonly string[], raw: readonly stri
     .replace(SECRET_JSON_FIELD, (_m, head: string) => `${head}${REDACTED}"`);
 }
 
-/** A word after "Bearer"/"Basic" is a credential when it has a digit or a symbol, or is long; "Basic authentication" is prose. */
+/**
+ * A word after "Bearer"/"Basic" is a credential when it has a digit or a symbol, mixes case past
+ * its first letter, or is long; "Basic authentication" is prose.
+ */
 function looksLikeCredential(word: string): boolean {
-  return /[0-9+/=_~.-]/.test(word) || word.length >= 20;
+  return /[0-9+/=_~.-]/.test(word) || (/[A-Z]/.test(word.slice(1)) && /[a-z]/.test(word)) || word.length >= 20;
 }
 
 function decodeBase64(run: string): string | null {

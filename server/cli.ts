@@ -12,17 +12,20 @@ import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createKernel, type Kernel } from '../core/kernel.ts';
 import { createConsoleLogger } from '../core/services.ts';
-import { isRefdeskError, RefdeskError } from '../core/errors.ts';
+import type { Logger, LogLevel } from '../core/contracts.ts';
+import { StatusLine, WarningSummary } from './cli-output.ts';
+import { RefdeskError } from '../core/errors.ts';
 import { addLibrary, runIngestJob } from '../core/ingest.ts';
 import { getContext, toContextJson, toContextText } from '../core/query.ts';
 import { searchLibraries } from '../core/library-search.ts';
 import { cmdKeys, cmdRename, cmdSettings } from './cli-admin.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
-import { readSettings, type ProcessSettings } from './env.ts';
+import { DEFAULT_HOST, readSettings, type ProcessSettings } from './env.ts';
+import { describeStartupError } from './startup-error.ts';
 import { packForUpload } from './pack.ts';
 import { resolveAddTarget, type AddTarget } from './add-target.ts';
-import { readDataLock } from '../core/data-lock.ts';
+import { prepareDataDir, readDataLock } from '../core/data-lock.ts';
 
 const USAGE = `Usage: refdesk <command> [options]
 
@@ -49,29 +52,55 @@ Commands:
   mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
                                          Refdesk's MCP server for AI clients (refdesk mcp --help)
 
-Environment: PORT (3000), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml), LOG_LEVEL (warn for the CLI).
+Environment: PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml),
+  LOG_LEVEL (warn for the CLI), LOG_FORMAT (text on a terminal, json otherwise).
 `;
 
-async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode']): Promise<Kernel> {
-  const logger = createConsoleLogger(process.env.LOG_LEVEL ? settings.logLevel : 'warn');
+/**
+ * The CLI's logger: warnings and errors unless LOG_LEVEL says otherwise. With LOG_FORMAT text
+ * (the default on a terminal) short readable lines, printed above the progress line when there
+ * is one; JSON lines otherwise. `summary` also collects the warnings for the end of an ingest.
+ */
+function cliLogger(settings: ProcessSettings, status?: StatusLine, summary?: WarningSummary): Logger {
+  const text = settings.logFormat === 'text';
+  const sink = status ? (line: string) => status.print(line, text) : undefined;
+  const base = createConsoleLogger(process.env.LOG_LEVEL ? settings.logLevel : 'warn', sink, { format: settings.logFormat, omitFields: ['job', 'library'] });
+  if (!summary) return base;
+  const log = (level: LogLevel, message: string, fields?: Record<string, unknown>) => {
+    summary.add(level, message);
+    base.log(level, message, fields);
+  };
+  return {
+    log,
+    debug: (m, f) => log('debug', m, f),
+    info: (m, f) => log('info', m, f),
+    warn: (m, f) => log('warn', m, f),
+    error: (m, f) => log('error', m, f),
+  };
+}
+
+async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode'], logger: Logger = cliLogger(settings)): Promise<Kernel> {
+  if (mode === 'writer') await prepareDataDir(settings.dataDir);
   const kernel = await createKernel(settings.configFile, { env: { dataDir: settings.dataDir, mode }, logger });
   await kernel.open();
   return kernel;
 }
 
-function progressPrinter() {
-  const tty = process.stderr.isTTY;
-  let last = 0;
+/** What an ingest prints on stderr while it runs: progress, warnings above it, a summary at the end. */
+function ingestOutput(settings: ProcessSettings) {
+  const status = new StatusLine(process.stderr);
+  const summary = new WarningSummary();
   return {
-    update(p: { files: number; snippets: number; elapsedMs: number }) {
-      const now = Date.now();
-      if (!tty && now - last < 2000) return;
-      last = now;
-      const line = `  ${p.files} files, ${p.snippets} snippets, ${(p.elapsedMs / 1000).toFixed(1)} s`;
-      process.stderr.write(tty ? `\r${line}\x1b[K` : line + '\n');
+    status,
+    summary,
+    logger: cliLogger(settings, status, summary),
+    progress(p: { files: number; snippets: number; elapsedMs: number }) {
+      status.update(`  ${p.files} files, ${p.snippets} snippets, ${(p.elapsedMs / 1000).toFixed(1)} s`);
     },
-    done() {
-      if (tty) process.stderr.write('\n');
+    /** Ends the progress line; on the text format, sums up the warnings. */
+    finish() {
+      status.done();
+      if (settings.logFormat === 'text') for (const line of summary.lines()) process.stderr.write(line + '\n');
     },
   };
 }
@@ -94,17 +123,17 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   if (lock && lock.mode === 'server' && lock.port) {
     const what = t.source === 'upload' ? 'the documents' : 'the request';
     process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending ${what} to it on port ${lock.port}.\n`);
-    if (t.source === 'upload') return addThroughServer(lock.port, String(t.spec.path), t.name!, title, description);
-    return addSourceThroughServer(lock.port, t, title, description);
+    if (t.source === 'upload') return addThroughServer(settings, lock.port, String(t.spec.path), t.name!, title, description);
+    return addSourceThroughServer(settings, lock.port, t, title, description);
   }
 
-  const kernel = await openKernel(settings, 'writer');
+  const output = ingestOutput(settings);
+  const kernel = await openKernel(settings, 'writer', output.logger);
   try {
     const { library, job } = await addLibrary(kernel, { ...t, title, description });
     process.stderr.write(`Indexing ${t.source === 'upload' ? String(t.spec.path) : positionals[0]} as ${library.id}\n`);
-    const printer = progressPrinter();
-    const done = await runIngestJob(kernel, job.id, { onProgress: (p) => printer.update(p) });
-    printer.done();
+    const done = await runIngestJob(kernel, job.id, { onProgress: (p) => output.progress(p) });
+    output.finish();
     if (done.state !== 'succeeded') {
       process.stderr.write(`refdesk: ${done.error?.message ?? 'ingest failed'}\n`);
       return 1;
@@ -119,21 +148,50 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   }
 }
 
-/** Polls a job on the server, printing progress, until it ends. */
-async function followJob(base: string, jobId: string, libraryName: string): Promise<number> {
-  const printer = progressPrinter();
+/** Polls a job on the server, printing its progress and its new warnings, until it ends. */
+async function followJob(settings: ProcessSettings, base: string, jobId: string, libraryName: string): Promise<number> {
+  const output = ingestOutput(settings);
+  let seenSeq = -Infinity;
+  let failures = 0;
   for (;;) {
     await new Promise((r) => setTimeout(r, 300));
-    const jr = await fetch(`${base}/api/admin/jobs/${jobId}`);
-    const { job } = (await jr.json()) as { job: { state: string; progress: { files?: number; snippets?: number }; error: { message: string } | null; startedAt: string | null } };
-    printer.update({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
+    type JobAnswer = {
+      job: { state: string; progress: { files?: number; snippets?: number }; error: { message: string } | null; startedAt: string | null };
+      log?: Array<{ seq: number; level: LogLevel; message: string }>;
+    };
+    let answer: JobAnswer;
+    let jr: Response;
+    try {
+      // A busy server may drop a kept-alive connection under a poll: asking again is harmless.
+      jr = await fetch(`${base}/api/admin/jobs/${jobId}`, { signal: AbortSignal.timeout(30_000) });
+      if (jr.status >= 500) throw new Error(`HTTP ${jr.status}`);
+      if (jr.ok) answer = (await jr.json()) as JobAnswer;
+      failures = 0;
+    } catch (e) {
+      if (++failures < 10) continue;
+      output.finish();
+      const why = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message;
+      throw new RefdeskError('internal_error', `Lost the server at ${base} while following job ${jobId} (${why}); the ingest may still be running: see refdesk jobs.`);
+    }
+    if (!jr.ok) {
+      output.finish();
+      const body = (await jr.json().catch(() => ({}))) as { message?: string };
+      throw new RefdeskError('internal_error', `The server at ${base} refused to show job ${jobId}: ${body.message ?? `HTTP ${jr.status}`}`);
+    }
+    const { job, log } = answer!;
+    for (const line of log ?? []) {
+      if (line.seq <= seenSeq) continue;
+      seenSeq = line.seq;
+      if (line.level === 'warn') output.logger.warn(line.message, { job: jobId, library: libraryName });
+    }
+    output.progress({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
     if (job.state === 'succeeded') {
-      printer.done();
+      output.finish();
       process.stdout.write(`${libraryName}: ${job.progress.files} files, ${job.progress.snippets} snippets (finalized)\n`);
       return 0;
     }
     if (job.state === 'failed' || job.state === 'interrupted') {
-      printer.done();
+      output.finish();
       process.stderr.write(`refdesk: ${job.error?.message ?? 'ingest failed'}\n`);
       return 1;
     }
@@ -141,7 +199,7 @@ async function followJob(base: string, jobId: string, libraryName: string): Prom
 }
 
 /** Sends an add request to a running server's admin route, then follows its job. */
-async function addThroughAdminRoute(port: number, route: string, init: RequestInit): Promise<number> {
+async function addThroughAdminRoute(settings: ProcessSettings, port: number, route: string, init: RequestInit): Promise<number> {
   const base = `http://127.0.0.1:${port}`;
   const res = await fetch(`${base}/api/admin/${route}`, { method: 'POST', ...init });
   const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
@@ -150,18 +208,18 @@ async function addThroughAdminRoute(port: number, route: string, init: RequestIn
     return 1;
   }
   process.stderr.write(`${json.message}\n`);
-  return followJob(base, json.jobId!, json.libraryName!);
+  return followJob(settings, base, json.jobId!, json.libraryName!);
 }
 
-function addSourceThroughServer(port: number, t: AddTarget, title?: string, description?: string): Promise<number> {
+function addSourceThroughServer(settings: ProcessSettings, port: number, t: AddTarget, title?: string, description?: string): Promise<number> {
   const body = { source: t.source, spec: t.spec, ...(t.id ? { id: t.id } : {}), ...(title ? { title } : {}), ...(description ? { description } : {}) };
-  return addThroughAdminRoute(port, 'add', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return addThroughAdminRoute(settings, port, 'add', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
+async function addThroughServer(settings: ProcessSettings, port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
   const body = new Blob([new Uint8Array(await packForUpload(path))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
-  return addThroughAdminRoute(port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
+  return addThroughAdminRoute(settings, port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
 }
 
 async function cmdLibraries(settings: ProcessSettings): Promise<number> {
@@ -232,7 +290,7 @@ async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promis
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
   const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
   const lock = await readDataLock(settings.dataDir);
-  if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}.`);
+  if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}: stop it first, or set DATA_DIR to another directory.`);
   const code = await cmdAdd(settings, [docs], { name: 'refdesk', title: 'Refdesk', description: "Refdesk's own documentation" });
   if (code !== 0) return code;
   process.stdout.write(
@@ -242,7 +300,19 @@ async function cmdDemo(settings: ProcessSettings): Promise<number> {
   return -1; // keep running
 }
 
+/** Runs one command; its exit code (-1: keeps running). A failure is printed as one line, without a stack. */
 export async function runCli(argv: string[]): Promise<number> {
+  try {
+    return await dispatch(argv);
+  } catch (e) {
+    const env = process.env;
+    process.stderr.write(`refdesk: ${describeStartupError(e, { port: Number(env.PORT ?? 3000), host: env.HOST?.trim() || DEFAULT_HOST })}\n`);
+    if (env.LOG_LEVEL === 'debug' && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
+    return 1;
+  }
+}
+
+async function dispatch(argv: string[]): Promise<number> {
   // `mcp` has its own options (server/mcp/command.ts).
   if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), readSettings(), process.env);
   const { positionals, values } = parseArgs({
@@ -305,8 +375,7 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.
       if (code >= 0) process.exit(code);
     },
     (e) => {
-      const msg = isRefdeskError(e) ? e.message : (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (e as Error).message : (e as Error).stack;
-      process.stderr.write(`refdesk: ${msg}\n`);
+      process.stderr.write(`refdesk: ${describeStartupError(e)}\n`);
       process.exit(1);
     },
   );

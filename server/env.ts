@@ -2,6 +2,9 @@ import { resolve } from 'node:path';
 import { defaultConfigPath } from '../core/config.ts';
 import { RefdeskError } from '../core/errors.ts';
 
+/** Where the server listens unless HOST says otherwise: this machine only (a self-hosted dev tool). */
+export const DEFAULT_HOST = '127.0.0.1';
+
 /** The environment every entry point reads (server and CLI alike). */
 export interface ProcessSettings {
   port: number;
@@ -9,18 +12,28 @@ export interface ProcessSettings {
   dataDir: string;
   configFile: string;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * How log lines are written on stderr: `json` (one JSON object a line) or `text` (short
+   * readable lines). `LOG_FORMAT` chooses; without it, `text` when stderr is a terminal.
+   */
+  logFormat: 'json' | 'text';
 }
 
-export function readSettings(env: NodeJS.ProcessEnv = process.env): ProcessSettings {
+export function readSettings(env: NodeJS.ProcessEnv = process.env, stderrIsTTY: boolean = process.stderr.isTTY === true): ProcessSettings {
   const portRaw = env.PORT ?? '3000';
-  if (!/^\d{1,5}$/.test(portRaw) || Number(portRaw) > 65535) throw new RefdeskError('invalid_request', `PORT must be a number from 0 to 65535.`);
+  if (!/^\d{1,5}$/.test(portRaw) || Number(portRaw) > 65535) throw new RefdeskError('config_error', `PORT must be a number from 0 to 65535.`);
   const level = (env.LOG_LEVEL ?? 'info') as ProcessSettings['logLevel'];
-  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new RefdeskError('invalid_request', 'LOG_LEVEL must be debug, info, warn or error.');
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) throw new RefdeskError('config_error', 'LOG_LEVEL must be debug, info, warn or error.');
+  const format = env.LOG_FORMAT?.trim() || (stderrIsTTY ? 'text' : 'json');
+  if (format !== 'json' && format !== 'text') throw new RefdeskError('config_error', 'LOG_FORMAT must be json or text (unset: text on a terminal, json otherwise).');
+  const host = env.HOST?.trim() || DEFAULT_HOST;
+  if (/[\s/]/.test(host)) throw new RefdeskError('config_error', `HOST must be a host name or an IP address (e.g. 127.0.0.1, or 0.0.0.0 for every interface), without a scheme or port.`);
   return {
     port: Number(portRaw),
-    host: env.HOST ?? '0.0.0.0',
+    host,
     dataDir: resolve(env.DATA_DIR ?? './data'),
     configFile: resolve(env.REFDESK_CONFIG ?? defaultConfigPath()),
     logLevel: level,
+    logFormat: format,
   };
 }

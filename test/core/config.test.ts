@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,5 +176,55 @@ slots:
     assert.match(e.message, /missing required property "plugins"/);
     e = await configError(join(dir, 'nope.yaml'));
     assert.match(e.message, /nope\.yaml: cannot read the configuration file/);
+  });
+});
+
+describe('built-in plugins resolve wherever the config file lives', () => {
+  const DEFAULT_YAML = readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8');
+
+  test('config/default.yaml copied to another folder still builds (its ../plugins/... paths fall back to the built-ins)', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'refdesk-copied-config-'));
+    try {
+      const file = join(elsewhere, 'refdesk.yaml');
+      writeFileSync(file, DEFAULT_YAML);
+      const kernel = await createKernel(file, { env: { dataDir, mode: 'reader' }, logger: quiet });
+      assert.deepEqual([...kernel.sources.keys()].sort(), ['confluence', 'git', 'llmstxt', 'npm', 'openapi', 'packages', 'pypi', 'upload', 'website']);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  test('bare built-in names and ./plugins/<name> paths', async () => {
+    const file = writeConfig('bare.yaml', `plugins:\n  - use: store-embedded\n  - use: ./plugins/chunker-markdown\n  - use: plugins/source-upload\n`);
+    // `plugins/source-upload` (no ./) is a package name to Node: refused with what to write instead.
+    let e = await configError(file);
+    assert.match(e.message, /plugins\[2\] \(plugins\/source-upload\): module not found: no built-in plugin and no installed npm package is named "plugins\/source-upload"/);
+    writeFileSync(file, `plugins:\n  - use: store-embedded\n  - use: ./plugins/chunker-markdown\n  - use: source-upload\n`);
+    const kernel = await createKernel(file, { env: { dataDir, mode: 'reader' }, logger: quiet });
+    assert.ok(kernel.store);
+    assert.deepEqual([...kernel.sources.keys()], ['upload']);
+    assert.ok(kernel.chunkerFor('markdown'));
+    e = await configError(writeConfig('nope.yaml', `plugins:${BASE_PLUGINS}\n  - use: ./plugins/source-nope/index.ts\n`));
+    assert.match(e.message, /plugins\[3\] \(\.\/plugins\/source-nope\/index\.ts\): module not found: nothing at .*plugins\/source-nope\/index\.ts .* and no built-in plugin "source-nope"/);
+  });
+
+  test('a file beside the config file wins over a built-in of the same name', async () => {
+    const local = mkdtempSync(join(tmpdir(), 'refdesk-local-plugin-'));
+    try {
+      mkdirSync(join(local, 'plugins', 'source-upload'), { recursive: true });
+      writeFileSync(join(local, 'plugins', 'source-upload', 'index.js'), `export default { hello: 'local' };`);
+      const file = join(local, 'refdesk.yaml');
+      writeFileSync(file, `plugins:${BASE_PLUGINS.replace(builtin('source-upload'), './plugins/source-upload')}\n`);
+      const e = await configError(file);
+      assert.match(e.message, /plugins\[2\] \(\.\/plugins\/source-upload\): the module's default export is not a Refdesk plugin/);
+    } finally {
+      rmSync(local, { recursive: true, force: true });
+    }
+  });
+
+  test('invalid YAML: the line and the parser\'s reason, and never the text of the file', async () => {
+    const e = await configError(writeConfig('leaky.yaml', `plugins:\n  - use: store-embedded\n    options:\n      embedded: { key: "sk-PLANTED-SECRET\n`));
+    assert.match(e.message, /leaky\.yaml: not valid YAML \(line \d+: [^)]+\); fix the file or set REFDESK_CONFIG/);
+    assert.doesNotMatch(e.message, /PLANTED/);
   });
 });

@@ -52,9 +52,19 @@ export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Nod
   return env;
 }
 
+export interface SpawnOptions {
+  /** `cli` (default): bin/refdesk.js <args>. `main`: server/main.ts through tsx, as `npm start` runs it (args unused). */
+  entry?: 'cli' | 'main';
+  /** Run the child as this user and group (the test runs as root). */
+  uid?: number;
+  gid?: number;
+}
+
 /** Starts `refdesk <args>` on dataDir without waiting for it. */
-export function spawnRefdesk(args: string[], dataDir: string, extraEnv: Record<string, string> = {}): RefdeskProcess {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cliEnv(dataDir, extraEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnRefdesk(args: string[], dataDir: string, extraEnv: Record<string, string> = {}, options: SpawnOptions = {}): RefdeskProcess {
+  const argv = options.entry === 'main' ? ['--import', 'tsx', join(ROOT, 'server', 'main.ts')] : [BIN, ...args];
+  const ids = options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {};
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: cliEnv(dataDir, extraEnv), stdio: ['ignore', 'pipe', 'pipe'], ...ids });
   live.add(child);
   let out = '';
   let err = '';
@@ -118,8 +128,8 @@ export function spawnRefdesk(args: string[], dataDir: string, extraEnv: Record<s
 }
 
 /** Runs `refdesk <args>` to its end; kills it (and fails) when it takes longer than timeoutMs. */
-export async function runRefdesk(args: string[], dataDir: string, timeoutMs = 60_000, extraEnv: Record<string, string> = {}): Promise<CliResult> {
-  const p = spawnRefdesk(args, dataDir, extraEnv);
+export async function runRefdesk(args: string[], dataDir: string, timeoutMs = 60_000, extraEnv: Record<string, string> = {}, options: SpawnOptions = {}): Promise<CliResult> {
+  const p = spawnRefdesk(args, dataDir, extraEnv, options);
   try {
     const exit = await p.exited(timeoutMs);
     return { ...exit, stdout: p.stdout(), stderr: p.stderr() };
