@@ -14,6 +14,7 @@ import type { LibraryRecord } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
+import { resolveLibraryId } from '../../core/library-resolve.ts';
 import { getContext, toContextJson, toContextText } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { RateLimiter, type RateLimitDecision } from '../../core/rate-limit.ts';
@@ -128,7 +129,7 @@ export class ApiService {
     const type = optionalEnum(params, 'type', ['json', 'txt'] as const, 'txt');
     const tokens = optionalInt(params, 'tokens');
     const fast = optionalBool(params, 'fast');
-    const parsed = parseLibraryId(libraryId);
+    const parsed = await resolveLibraryId(this.kernel.store, libraryId);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
     const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
     const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library?.id ?? parsed.id, parsed.version), query, tokens })).catch(
@@ -236,7 +237,7 @@ export class ApiService {
     this.ensureSourceEnabled(req.kind);
     const def = this.kernel.sources.get(req.kind)!.def;
     const derived = def.deriveId ? def.deriveId(structuredClone(req.spec)) : fallbackLibraryId(req.kind, req.spec);
-    const id = parseLibraryId(derived).id;
+    const id = parseLibraryId(derived, { wholePath: true }).id;
     await this.refuseExisting(id);
     return this.queueAdd({ source: req.kind, id, spec: req.spec, title: req.title, description: req.description }, `Queued ${id} from the ${req.kind} source`);
   }
@@ -281,7 +282,7 @@ export class ApiService {
     requireKey(principal, 'Refreshing a library');
     const body = objectBody(rawBody);
     onlyFields(body, ['libraryName', 'branch', 'gitToken']);
-    const parsed = parseLibraryId(requiredString(body, 'libraryName'));
+    const parsed = await resolveLibraryId(this.kernel.store, requiredString(body, 'libraryName'));
     const branch = optionalString(body, 'branch', 250);
     const gitToken = optionalString(body, 'gitToken', 1000);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
@@ -322,8 +323,8 @@ export class ApiService {
 
 /** Renames a library (shared by the admin route and the CLI's direct mode). */
 export async function renameLibrary(kernel: Kernel, from: string, to: string): Promise<LibraryRecord> {
-  const a = parseLibraryId(from);
-  const b = parseLibraryId(to);
+  const a = await resolveLibraryId(kernel.store, from);
+  const b = parseLibraryId(to, { wholePath: true });
   if (a.version || b.version) throw new RefdeskError('invalid_request', 'Rename whole libraries: give IDs without a version.');
   const busy = (await kernel.store.listJobs({ libraryId: a.id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running');
   if (busy) throw new RefdeskError('already_exists', `Library ${a.id} has an ingest job ${busy.state} (job ${busy.id}); rename it once the job has finished.`);
