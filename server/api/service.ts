@@ -28,6 +28,7 @@ import { libraryJson, type LibraryJson } from './library-json.ts';
 import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
 import { parseAddRequest, type AddRoute } from './add-requests.ts';
 import { fallbackLibraryId } from './derive-id.ts';
+import { checkOpenApiUpload } from './openapi-upload.ts';
 
 export type { Principal, HeaderBag } from './auth.ts';
 
@@ -249,6 +250,7 @@ export class ApiService {
   async addOpenApiUploadFor(principal: Principal, input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
     requireKey(principal, 'Adding a library');
     this.ensureSourceEnabled('openapi');
+    await checkOpenApiUpload(input.path, input.fileName);
     const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
     const name = slugifyLibraryName(base);
     if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
@@ -298,6 +300,13 @@ export class ApiService {
       (j) => j.version === parsed.version && (j.state === 'queued' || j.state === 'running'),
     );
     const id = formatLibraryId(library.id, parsed.version);
+    if (!running && parsed.version && !library.versions.includes(parsed.version)) {
+      const built = library.versions.map((v) => formatLibraryId(library.id, v));
+      throw new RefdeskError(
+        'version_not_found',
+        `Version "${parsed.version}" of library ${library.id} was never built, so there is nothing to refresh. ${built.length ? `Its versions: ${built.join(', ')}` : 'It has no pinned versions'}; refresh one of them, or the library itself ("${library.id}").`,
+      );
+    }
     if (running) return { message: `A refresh of ${id} is already ${running.state} (job ${running.id}).`, libraryName: library.id, jobId: running.id };
     const spec = { ...library.source.spec, ...(branch ? { branch } : {}), ...(gitToken ? { token: gitToken } : {}) };
     const { job } = await addLibrary(this.kernel, { source: kind, id, spec });
