@@ -159,7 +159,7 @@ function addSourceThroughServer(port: number, t: AddTarget, title?: string, desc
 }
 
 async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
-  const body = new Blob([new Uint8Array(await packForUpload(path))]);
+  const body = new Blob([new Uint8Array(await packForUpload(path, (p, reason) => process.stderr.write(`Skipped ${p}: ${reason}\n`)))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   return addThroughAdminRoute(port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
 }
