@@ -22,3 +22,11 @@ export async function resolveLibraryId(store: LibraryLookup, input: string, when
   }
   return whenUnknown === 'whole' ? readings[0] : readings[readings.length - 1];
 }
+
+/** How an unknown ID is named in a not-found message: both readings when the text has two. */
+export function describeUnknownLibrary(input: string, parsed: LibraryId): string {
+  const readings = libraryIdReadings(input);
+  if (readings.length < 2) return `"${parsed.id}"`;
+  const [whole, versioned] = readings;
+  return `"${whole.id}" (or "${versioned.id}" at version "${versioned.version}")`;
+}

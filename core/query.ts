@@ -6,7 +6,7 @@ import type { LibraryRecord, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { formatLibraryId } from './library-id.ts';
-import { resolveLibraryId } from './library-resolve.ts';
+import { describeUnknownLibrary, resolveLibraryId } from './library-resolve.ts';
 import { assembleContext, type ContextSnippet } from './context-assembly.ts';
 
 export { assembleContext, type ContextSnippet } from './context-assembly.ts';
@@ -75,7 +75,7 @@ export async function getContext(kernel: Kernel, req: ContextRequest): Promise<C
   if (!library) {
     throw new RefdeskError(
       'library_not_found',
-      `Library "${parsed.id}" not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`,
+      `Library ${describeUnknownLibrary(req.libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`,
     );
   }
   const version = parsed.version;

@@ -14,7 +14,7 @@ import type { LibraryRecord } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
-import { resolveLibraryId } from '../../core/library-resolve.ts';
+import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
 import { getContext, toContextJson, toContextText } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { RateLimiter, type RateLimitDecision } from '../../core/rate-limit.ts';
@@ -132,10 +132,13 @@ export class ApiService {
     const fast = optionalBool(params, 'fast');
     const parsed = await resolveLibraryId(this.kernel.store, libraryId);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
+    if (!library) {
+      throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
+    }
     const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
-    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library?.id ?? parsed.id, parsed.version), query, tokens })).catch(
+    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens })).catch(
       async (e: unknown) => {
-        throw library && isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
+        throw isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
       },
     );
     const id = formatLibraryId(result.library.id, result.version);
@@ -284,12 +287,13 @@ export class ApiService {
     requireKey(principal, 'Refreshing a library');
     const body = objectBody(rawBody);
     onlyFields(body, ['libraryName', 'branch', 'gitToken']);
-    const parsed = await resolveLibraryId(this.kernel.store, requiredString(body, 'libraryName'));
+    const libraryName = requiredString(body, 'libraryName');
+    const parsed = await resolveLibraryId(this.kernel.store, libraryName);
     const branch = optionalString(body, 'branch', 250);
     const gitToken = optionalString(body, 'gitToken', 1000);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
     if (!library) {
-      throw new RefdeskError('library_not_found', `Library "${parsed.id}" not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
+      throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryName, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const kind = library.source.kind;
     this.ensureSourceEnabled(kind);

@@ -43,6 +43,10 @@ test('npm versions pinned as /npm/ms/2.1.3 and /npm/ms@2.1.3 (and scoped /npm/@s
     ['/npm/ms/9.9.9', '/npm/ms@9.9.9', 404, /Version \\"9\.9\.9\\" of library \\"\/npm\/ms\\" not found \(available: 2\.1\.3\)/],
     ['/npm/@scope/pkg/9.9.9', '/npm/@scope/pkg@9.9.9', 404, /\/npm\/@scope\/pkg/],
   ];
+  // An unknown ID of three segments is named with both of its readings.
+  const unknown = await ask('/group/sub/project');
+  assert.equal(unknown.status, 404);
+  assert.match(unknown.body, /Library \\"\/group\/sub\/project\\" \(or \\"\/group\/sub\\" at version \\"project\\"\) not found/);
   for (const [slash, at, status, body] of pairs) {
     const a = await ask(slash);
     const b = await ask(at);

@@ -98,6 +98,7 @@ describe('a git library through the kernel', () => {
     assert.ok(ctx.snippets.some((s) => (s.code + s.content).includes('project.boot()')));
     const v = await addLibrary(kernel, { source: 'git', id: '/group/sub/project@v2.0.0', spec: { url: fx.url('group/sub/project') } });
     assert.equal((await runIngestJob(kernel, v.job.id)).state, 'succeeded');
+    await assert.rejects(getContext(kernel, { libraryId: '/group/other/project', query: 'start' }), (e: any) => e.code === 'library_not_found' && /Library "\/group\/other\/project" \(or "\/group\/other" at version "project"\) not found/.test(e.message));
     for (const id of ['/group/sub/project@v2.0.0', '/group/sub/project/v2.0.0']) {
       const pinned = await getContext(kernel, { libraryId: id, query: 'start' });
       assert.equal(pinned.library.id, '/group/sub/project', id);
