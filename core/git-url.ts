@@ -170,7 +170,7 @@ function notRepo(display: string, rest: string[], provider: GitProvider): never 
  * The `ref/folder...` part after `tree`, `blob` or `src`: the ref is one segment; for `blob` the
  * last segment is a file and the folder is its parent.
  */
-function refAndFolder(display: string, rest: string[], provider: GitProvider): { branch: string; folder: string } {
+function refAndFolder(display: string, rest: string[]): { branch: string; folder: string } {
   const [kind, ref, ...path] = rest;
   if (ref === undefined || ref === '') {
     throw new RefdeskError('invalid_request', `The git URL ${display} has "${kind}" without a branch: give .../${kind}/<branch>/<folder>, or the repository URL alone.`);
@@ -178,7 +178,6 @@ function refAndFolder(display: string, rest: string[], provider: GitProvider): {
   if (!REF.test(ref) || ref.length > 200) {
     throw new RefdeskError('invalid_request', `The git URL ${display} names the branch "${ref.slice(0, 40)}", which is not a valid branch name (letters, digits, '.', '_', '+', '-').`);
   }
-  void provider;
   const folder = (kind === 'blob' ? path.slice(0, -1) : path).join('/');
   if (folder.length > 500) throw new RefdeskError('invalid_request', `The git URL ${display} names a folder longer than 500 characters.`);
   return { branch: ref, folder };
@@ -240,7 +239,7 @@ function repoParts(raw: unknown, provider?: unknown): RepoParts {
   }
   const idSegs = repoSegs.map((s, i) => (i === repoSegs.length - 1 ? stripGit(s) : s));
   if (rest.length === 0) return { url: full, repoUrl: text.replace(/\/+$/, ''), idSegs };
-  const { branch, folder } = refAndFolder(full.display, rest, full.provider);
+  const { branch, folder } = refAndFolder(full.display, rest);
   // Cut the page part off the URL as the user wrote it (scp-like or URL).
   const scp = !/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? SCP_LIKE.exec(text) : null;
   let repoUrl: string;
