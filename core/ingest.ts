@@ -8,6 +8,7 @@ import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
+import { resolveLibraryId } from './library-resolve.ts';
 import { validate } from './validate.ts';
 import { openSpec, sealSpec, secretFields } from './secrets.ts';
 import { redactFields, redactGeneric, specRedactor, type Redactor } from './redact.ts';
@@ -57,7 +58,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   let id: string;
   let version = input.version ?? '';
   if (input.id) {
-    const parsed = parseLibraryId(input.id);
+    const parsed = await resolveLibraryId(kernel.store, input.id, 'whole');
     id = parsed.id;
     version = parsed.version || version;
   } else if (input.name) {
@@ -65,7 +66,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
     if (entry.def.idPrefix === null) throw new RefdeskError('invalid_request', `The "${input.source}" source needs a full library ID (/owner/repo), not a name.`);
     id = parseLibraryId(`/${entry.def.idPrefix}/${input.name}`).id;
   } else if (entry.def.deriveId) {
-    id = parseLibraryId(entry.def.deriveId(spec)).id;
+    id = parseLibraryId(entry.def.deriveId(spec), { wholePath: true }).id;
   } else {
     throw new RefdeskError('invalid_request', 'Give a library name or ID.');
   }

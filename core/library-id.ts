@@ -6,6 +6,8 @@
  * Accepted shapes (each optionally followed by `/<version>` or `@<version>`; both forms parse to
  * the same LibraryId, and formatLibraryId always writes the `@` form):
  *   /owner/repo            kind 'repo'   (any first segment that is not a reserved prefix)
+ *   /group/sub/project     kind 'repo' with more segments: GitLab subgroups (up to 21 segments;
+ *                          core/git-url.ts derives these IDs from repository URLs)
  *   /websites/<name>       /llmstxt/<source>   /packages/<name>   /pypi/<name>   /docs/<name>
  *   /openapi/<name>        /confluence/<name>
  *   /npm/<name>            /npm/@scope/pkg  (scoped: see below)
@@ -23,6 +25,12 @@
  *   name is the next segment: `/npm/@scope/pkg` has name '@scope/pkg'. Versions are pinned as
  *   `/npm/@scope/pkg@1.2.3` or `/npm/@scope/pkg/1.2.3`. `/npm/@scope` alone is an error. Scopes
  *   are only recognised under /npm/; a leading '@' anywhere else is an error.
+ * - Repo IDs of more than two segments: `/a/b/c` reads by default as `/a/b` at version `c` (the
+ *   spec's slash form), and `/a/b/c@v` as `/a/b/c` at version `v`. Which library a client's
+ *   `/a/b/c` names is decided with the store (core/library-resolve.ts: the whole path when that
+ *   library exists); `parseLibraryId(x, { wholePath: true })` reads every segment as the path,
+ *   for IDs that name a library (derived, added, renamed). Versions of such libraries are best
+ *   pinned with '@', which is never ambiguous.
  * - Outside a scope, '@' may appear once, after the name, to introduce the version. Using both
  *   `@v` and `/v` (`/a/b@1/2`) is an error, as is an empty version (`/a/b@`).
  * - Segment charset: ASCII letters, digits, '.', '_', '-'; versions may also contain '+'
@@ -59,6 +67,8 @@ export interface LibraryId {
 
 /** Maximum length of the whole input, in UTF-16 code units. */
 export const LIBRARY_ID_MAX_LENGTH = 500;
+/** Most segments of a repo ID (owner included): GitLab nests subgroups up to 20 deep. */
+export const LIBRARY_ID_REPO_MAX_SEGMENTS = 21;
 /** Maximum length of one component (owner/prefix, scope, name, version). */
 export const LIBRARY_ID_SEGMENT_MAX_LENGTH = 100;
 
@@ -190,7 +200,17 @@ function checkComponent(input: string, value: string, role: Role): void {
   }
 }
 
-export function parseLibraryId(input: string): LibraryId {
+export interface ParseLibraryIdOptions {
+  /**
+   * Read every segment of a repo ID as the path (`/group/sub/project` is that library, not
+   * `/group/sub` at version `project`); a version is then pinned with '@' only. For IDs that
+   * name a library (derived from a git URL, given to add or rename), never for what a client
+   * asks for: resolve those with libraryIdReadings and the store.
+   */
+  wholePath?: boolean;
+}
+
+export function parseLibraryId(input: string, options: ParseLibraryIdOptions = {}): LibraryId {
   if (typeof input !== 'string') {
     throw new RefdeskError(
       'invalid_library_id',
@@ -246,7 +266,13 @@ export function parseLibraryId(input: string): LibraryId {
   const lowerFirst = first.toLowerCase();
   const kind: LibraryIdKind = RESERVED_PREFIXES.includes(lowerFirst) ? (lowerFirst as LibraryIdKind) : 'repo';
   const scoped = kind === 'npm' && segs.length > 1 && segs[1].startsWith('@');
-  const nameSegCount = scoped ? 2 : 1;
+  const lastSeg = segs[segs.length - 1];
+  // Repo IDs may have more than two segments (GitLab subgroups: /group/sub/project). A version
+  // is pinned with '@' on the last segment, or (slash form) as the last of three or more segments
+  // unless the caller asked for the whole path as the ID.
+  const repoNameSegs =
+    lastSeg.includes('@') || segs.length === 2 || options.wholePath ? segs.length - 1 : segs.length - 2;
+  const nameSegCount = kind === 'repo' ? Math.max(1, repoNameSegs) : scoped ? 2 : 1;
 
   if (segs.length < 2) {
     fail(
@@ -259,11 +285,11 @@ export function parseLibraryId(input: string): LibraryId {
   if (scoped && segs.length < 3) {
     fail(input, `a scoped npm package needs a package name: "/npm/@${segs[1].split('@')[1]}/<package>"`);
   }
-  const maxSegs = 1 + nameSegCount + 1;
+  const maxSegs = kind === 'repo' ? LIBRARY_ID_REPO_MAX_SEGMENTS + 1 : 1 + nameSegCount + 1;
   if (segs.length > maxSegs) {
     fail(
       input,
-      `it has ${segs.length} segments; at most ${maxSegs} are allowed (${scoped ? 'npm, @scope, package' : kind === 'repo' ? 'owner, repo' : 'prefix, name'}, version)`,
+      `it has ${segs.length} segments; at most ${maxSegs} are allowed (${scoped ? 'npm, @scope, package, version' : kind === 'repo' ? `a repository path of up to ${LIBRARY_ID_REPO_MAX_SEGMENTS} segments, version` : 'prefix, name, version'})`,
     );
   }
 
@@ -279,6 +305,10 @@ export function parseLibraryId(input: string): LibraryId {
     const scope = nameParts[0].slice(1);
     if (scope === '') fail(input, "the npm scope is empty ('@' must be followed by the scope name)");
     checkComponent(input, scope, 'scope');
+  }
+  for (const part of nameParts.slice(scoped ? 1 : 0, -1)) {
+    if (part.includes('@')) fail(input, "it pins the version twice; use either /<version> or @<version>, not both");
+    checkComponent(input, part, 'name');
   }
   let last = nameParts[nameParts.length - 1];
   let atVersion: string | undefined;
@@ -306,13 +336,25 @@ export function parseLibraryId(input: string): LibraryId {
   return { id: `/${namespace}/${name}`, kind, namespace, name, version };
 }
 
-export function tryParseLibraryId(input: string): LibraryId | null {
+export function tryParseLibraryId(input: string, options: ParseLibraryIdOptions = {}): LibraryId | null {
   try {
-    return parseLibraryId(input);
+    return parseLibraryId(input, options);
   } catch (e) {
     if (e instanceof RefdeskError) return null;
     throw e;
   }
+}
+
+/**
+ * The ways an ID can be read, the whole path first: `/group/sub/project` is either the library
+ * `/group/sub/project` or `/group/sub` at version `project`. One reading for every ID without a
+ * slash version (or not a repo ID). Throws like parseLibraryId when no reading is valid.
+ */
+export function libraryIdReadings(input: string): LibraryId[] {
+  const usual = parseLibraryId(input);
+  if (usual.kind !== 'repo' || usual.version === '' || input.endsWith(`@${usual.version}`)) return [usual];
+  const whole = tryParseLibraryId(input, { wholePath: true });
+  return whole ? [whole, usual] : [usual];
 }
 
 /** '/a/b' + ('@' + version when a version is given). Does not validate; parse the result if needed. */

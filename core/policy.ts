@@ -204,7 +204,7 @@ function applyList(current: string[], op: ListOp | undefined, where: string, lib
   const canon = (v: string) => {
     if (!libraryIds) return v;
     try {
-      const parsed = parseLibraryId(v);
+      const parsed = parseLibraryId(v, { wholePath: true });
       if (parsed.version) throw new RefdeskError('invalid_request', `${where}: "${v}" pins a version; list library IDs without a version.`);
       return parsed.id;
     } catch (e) {

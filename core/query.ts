@@ -5,7 +5,8 @@
 import type { LibraryRecord, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
-import { formatLibraryId, parseLibraryId } from './library-id.ts';
+import { formatLibraryId } from './library-id.ts';
+import { describeUnknownLibrary, resolveLibraryId } from './library-resolve.ts';
 import { assembleContext, type ContextSnippet } from './context-assembly.ts';
 
 export { assembleContext, type ContextSnippet } from './context-assembly.ts';
@@ -66,7 +67,7 @@ export function tokenBudget(kernel: Kernel, tokens: number | undefined): number 
 }
 
 export async function getContext(kernel: Kernel, req: ContextRequest): Promise<ContextResult> {
-  const parsed = parseLibraryId(req.libraryId);
+  const parsed = await resolveLibraryId(kernel.store, req.libraryId);
   const query = req.query.trim();
   if (!query) throw new RefdeskError('invalid_request', 'The query must not be empty.');
   if (query.length > QUERY_MAX_LENGTH) throw new RefdeskError('invalid_request', `The query is longer than ${QUERY_MAX_LENGTH} characters.`);
@@ -74,7 +75,7 @@ export async function getContext(kernel: Kernel, req: ContextRequest): Promise<C
   if (!library) {
     throw new RefdeskError(
       'library_not_found',
-      `Library "${parsed.id}" not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`,
+      `Library ${describeUnknownLibrary(req.libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`,
     );
   }
   const version = parsed.version;

@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { RefdeskError } from '../core/errors.ts';
+import { gitRepositoryUrl } from '../core/git-url.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 
 export interface AddTarget {
@@ -53,10 +54,23 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
       throw new RefdeskError('invalid_request', `add: "${target.slice(0, 80)}" is not a valid URL.`);
     }
   }
+  const scpLike = !pkg && !url && /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)./.test(target) && !existsSync(resolve(target));
   if (!source) {
     if (pkg) source = pkg[1];
     else if (url) source = guessUrlSource(url);
+    else if (scpLike) source = 'git';
     else source = 'upload';
+  }
+  if (url && url.protocol !== 'http:' && url.protocol !== 'https:') {
+    const gitScheme = source === 'git' && ['ssh:', 'git+ssh:', 'file:'].includes(url.protocol);
+    if (!gitScheme) {
+      throw new RefdeskError(
+        'invalid_request',
+        url.protocol === 'file:'
+          ? `add: file:// URLs are not fetched; give the local path itself (refdesk add ${decodeURIComponent(url.pathname).slice(0, 200)}) to index that folder, file or archive.`
+          : `add: "${url.protocol.slice(0, -1).slice(0, 20)}" URLs are not supported; give an http(s) URL, a local path, npm:/pypi:<package>, or a git repository URL (https, ssh or git@host:owner/repo).`,
+      );
+    }
   }
   const base = { ...(opts.id ? { id: opts.id } : {}), ...(opts.name ? { name: opts.name } : {}) };
   switch (source) {
@@ -70,6 +84,7 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
     case 'packages':
       return { source, spec: { name: pkg ? pkg[2] : target }, ...base };
     case 'git': {
+      gitRepositoryUrl(target); // refused here, before anything is sent, when it is not a repository
       const token = opts.env.REFDESK_GIT_TOKEN;
       return { source, spec: { url: target, ...(opts.branch ? { branch: opts.branch } : {}), ...(token ? { token } : {}) }, ...base };
     }

@@ -217,7 +217,7 @@ function addSourceThroughServer(settings: ProcessSettings, port: number, t: AddT
 }
 
 async function addThroughServer(settings: ProcessSettings, port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
-  const body = new Blob([new Uint8Array(await packForUpload(path))]);
+  const body = new Blob([new Uint8Array(await packForUpload(path, (p, reason) => process.stderr.write(`Skipped ${p}: ${reason}\n`)))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   return addThroughAdminRoute(settings, port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
 }

@@ -12,7 +12,7 @@ import { assertUrlAllowed, type NetworkPolicy } from '../../core/net/address-pol
 import { tokenAuth } from './git-auth.ts';
 import { GitRepo } from './git-repo.ts';
 import { GitRunner } from './git-run.ts';
-import { parseGitUrl, type GitUrl } from './git-url.ts';
+import { gitRepositoryUrl, type GitUrl } from './git-url.ts';
 import { withRetry } from './retry.ts';
 import type { GitSourceOptions } from './schema.ts';
 
@@ -20,6 +20,8 @@ export interface GitSpec {
   url: string;
   provider?: string;
   branch?: string;
+  /** Only this folder of the repository is read ('' or absent: the whole repository). */
+  folder?: string;
   token?: string;
 }
 
@@ -41,7 +43,7 @@ export function parseSpec(spec: Record<string, unknown>): GitSpec {
   };
   const url = str('url');
   if (!url) throw new RefdeskError('invalid_request', 'The git source needs "url": the repository URL.');
-  return { url, provider: str('provider'), branch: str('branch'), token: str('token') };
+  return { url, provider: str('provider'), branch: str('branch'), folder: str('folder'), token: str('token') };
 }
 
 async function checkNetwork(url: GitUrl, options: GitSourceOptions, policy: NetworkPolicy): Promise<Array<[string, string]>> {
@@ -72,7 +74,7 @@ export async function openSession(
   signal: AbortSignal,
   log: (level: LogLevel, message: string) => void,
 ): Promise<GitSession> {
-  const url = parseGitUrl(spec.url, spec.provider);
+  const url = gitRepositoryUrl(spec.url, spec.provider);
   signal.throwIfAborted();
   const pins = await checkNetwork(url, options, policy);
   signal.throwIfAborted();

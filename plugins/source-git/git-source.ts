@@ -12,7 +12,7 @@ import type { NetworkPolicy } from '../../core/net/address-policy.ts';
 import { CONVERTER_VERSION, convertDocument } from './formats/convert.ts';
 import type { GitRepo, TreeEntry } from './git-repo.ts';
 import { openSession, parseSpec, type GitSession } from './git-session.ts';
-import { webUrlFor } from './git-url.ts';
+import { normalizeGitSpec, parseGitUrl, webUrlFor } from './git-url.ts';
 import { CONFIG_FILES, NO_CONFIG, parseRepoConfig, type RepoConfig } from './repo-config.ts';
 import { resolveRef } from './resolve-ref.ts';
 import { DEFAULT_GIT_OPTIONS, type GitSourceOptions } from './schema.ts';
@@ -69,7 +69,7 @@ export class GitSource implements Source {
     const spec = parseSpec(ctx.spec);
     const session = await openSession(spec, this.options, this.deps.policy, ctx.signal, ctx.log);
     try {
-      yield* this.readSession(session, spec.branch, ctx);
+      yield* this.readSession(session, spec.branch, ctx, spec.folder);
     } finally {
       await session.close();
     }
@@ -92,7 +92,19 @@ export class GitSource implements Source {
     }
   }
 
-  private async *readSession(session: GitSession, branch: string | undefined, ctx: SourceContext): AsyncGenerator<SourceDocument> {
+  /**
+   * At add time: a web-page URL (`.../tree/<branch>/<folder>`) becomes the repository URL with
+   * its branch and folder, and file:// URLs are refused unless the operator allows them.
+   */
+  async prepare(spec: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const out = normalizeGitSpec(spec);
+    if (!this.options.allowFileUrls && parseGitUrl(out.url).transport === 'file') {
+      throw new RefdeskError('invalid_request', 'file:// repository URLs are turned off on this server (they read its own disk): give an https or ssh repository URL, or upload the folder instead. An operator can allow them with the git source option allowFileUrls.');
+    }
+    return out;
+  }
+
+  private async *readSession(session: GitSession, branch: string | undefined, ctx: SourceContext, folder?: string): AsyncGenerator<SourceDocument> {
     const { repo, url } = session;
     ctx.progress({ message: `listing refs of ${url.display}` });
     const refs = await session.retry(() => repo.listRefs());
@@ -125,7 +137,7 @@ export class GitSource implements Source {
 
     const selection = selectDocs(
       tree.map((e) => e.path),
-      config,
+      folder ? { ...config, folders: [folder] } : config,
     );
     const skipped = Object.entries(selection.skipped).map(([why, n]) => `${n} (${why})`).join(', ');
     ctx.log('info', `${tree.length} files in the repository, ${selection.files.length} documentation files selected${skipped ? `; skipped ${skipped}` : ''}`);

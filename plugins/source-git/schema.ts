@@ -52,7 +52,7 @@ export const gitSpecSchema: JsonSchema = {
       type: 'string',
       minLength: 1,
       maxLength: 2000,
-      description: 'Repository URL: https://host/owner/repo(.git), ssh://git@host/owner/repo.git, git@host:owner/repo.git, or file:///path when the operator allows it.',
+      description: 'Repository URL: https://host/owner/repo(.git) (GitHub .../tree/<branch>/<folder>, GitLab .../-/tree/<branch>/<folder> and Bitbucket .../src/<branch>/<folder> forms set branch and folder), ssh://git@host/owner/repo.git, git@host:owner/repo.git, or file:///path when the operator allows it.',
     },
     provider: { type: 'string', enum: ['github', 'gitlab', 'bitbucket', 'git'], description: 'The hosting provider; detected from the host when absent.' },
     branch: {
@@ -61,6 +61,11 @@ export const gitSpecSchema: JsonSchema = {
       maxLength: 200,
       pattern: '^(?!-)(?!.*\\.\\.)(?!.*//)[A-Za-z0-9._/+-]+$',
       description: 'Branch of the default version; the repository\'s default branch when absent.',
+    },
+    folder: {
+      type: 'string',
+      maxLength: 500,
+      description: 'Only this folder of the repository is read (set from a .../tree/<branch>/<folder> URL); the whole repository when absent.',
     },
     token: {
       type: 'string',

@@ -67,7 +67,8 @@ export function validators(res: Response): Record<string, string> {
 /**
  * Reads one page. 4xx answers move on to the next candidate and, for the last one, skip the
  * page with a reason; a server that keeps failing (5xx, 429, network errors after the retries)
- * throws, so the job fails instead of serving a library with holes in it.
+ * or a refused address throws a RefdeskError naming the URL, which the source logs (keeping the
+ * previous build's copy on a refresh) before it reads the next link.
  */
 export async function fetchPage(req: PageRequest, env: PageEnv): Promise<PageResult> {
   const variants = pageCandidates(req.url);

@@ -1,5 +1,5 @@
 import type { Fetch, Logger, SourceContext, SourceDocument, Source } from '../../core/contracts.ts';
-import { RefdeskError } from '../../core/errors.ts';
+import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../../core/net/address-policy.ts';
 import { displayUrl, fetchWithRetry, httpFailure, readBodyCapped, type RetryOptions } from '../../core/net/retry.ts';
 import { conditionalHeaders, decodeUtf8, fetchPage, sha256, validators, type PageResult } from './fetch-page.ts';
@@ -48,10 +48,12 @@ function parseUrl(spec: Record<string, unknown>): URL {
  * - A full file is split back into its pages: `<doc title desc>` wrappers (llms-ctx files) or
  *   one page per H1 (llms-full.txt), detected from the content, not the file name.
  *
- * Malformed lines are skipped with a warning; a missing page (4xx) is skipped with a warning; a
- * server that keeps failing (5xx, 429, network errors, after retries with backoff) fails the
- * read with a RefdeskError naming the URL. On refresh, pages are requested conditionally
- * (ETag / Last-Modified) and a 304 yields the document as `unchanged`.
+ * Malformed lines are skipped with a warning. A linked page that cannot be read is skipped with
+ * a warning naming its URL and why (missing, refused by the address policy, timing out, a server
+ * that keeps failing after retries with backoff, too large, not text) and the rest is read; on a
+ * refresh such a page keeps the copy of the previous build. The read fails only when the
+ * llms.txt itself cannot be read, or none of its linked pages could be. On refresh, pages are
+ * requested conditionally (ETag / Last-Modified) and a 304 yields the document as `unchanged`.
  */
 export class LlmsTxtSource implements Source {
   readonly options: LlmsTxtOptions;
@@ -170,21 +172,43 @@ export class LlmsTxtSource implements Source {
     let bytes = Buffer.byteLength(text);
     let skipped = 0;
     let unchanged = 0;
+    const failures: string[] = [];
     const window = Math.max(1, this.options.concurrency);
     for (let i = 0; i < planned.length; i += window) {
       ctx.signal.throwIfAborted();
       const batch = planned.slice(i, i + window);
       const results = await Promise.all(
         batch.map(({ link, path }) =>
-          fetchPage({ url: link.url, title: link.title, description: link.description, previous: ctx.previous.get(path) }, env),
+          fetchPage({ url: link.url, title: link.title, description: link.description, previous: ctx.previous.get(path) }, env).catch((e: unknown): PageResult | { kind: 'failed'; reason: string } => {
+            // One link that cannot be read (refused by the address policy, timing out, a server
+            // that keeps failing) does not fail the build: it is logged and the rest is read.
+            if (ctx.signal.aborted || !isRefdeskError(e)) throw e;
+            return { kind: 'failed', reason: e.message };
+          }),
         ),
       );
       for (let k = 0; k < batch.length; k++) {
         ctx.signal.throwIfAborted();
         const { link, path } = batch[k];
-        const r: PageResult = results[k];
+        const r = results[k];
+        if (r.kind === 'failed') {
+          const prev = ctx.previous.get(path);
+          if (prev) {
+            // A refresh keeps the copy of the previous build rather than losing the page.
+            unchanged++;
+            files++;
+            ctx.log('warn', `could not read "${link.title}" (${displayUrl(link.url)}, line ${link.line}); kept the copy of the previous build: ${r.reason}`);
+            yield { path, url: link.url, format: 'markdown', content: '', title: link.title, unchanged: true, hash: prev.hash, meta: { ...prev.meta } };
+            continue;
+          }
+          skipped++;
+          failures.push(`${displayUrl(link.url)}: ${r.reason}`);
+          ctx.log('warn', `skipped "${link.title}" (${displayUrl(link.url)}, line ${link.line}): ${r.reason}`);
+          continue;
+        }
         if (r.kind === 'skip') {
           skipped++;
+          failures.push(`${displayUrl(link.url)}: ${r.reason}`);
           ctx.log('warn', `skipped "${link.title}" (${displayUrl(link.url)}, line ${link.line}): ${r.reason}`);
           continue;
         }
@@ -206,6 +230,13 @@ export class LlmsTxtSource implements Source {
       ctx.progress({ files, bytes, message: `read ${Math.min(i + window, planned.length)} of ${planned.length} pages` });
     }
     ctx.log('info', `read ${files - 1} of ${planned.length} pages (${unchanged} unchanged, ${skipped} skipped), ${bytes} bytes`);
+    if (planned.length > 0 && files === 1) {
+      const shown = failures.slice(0, 3).join('; ');
+      throw new RefdeskError(
+        'invalid_source',
+        `None of the ${planned.length} pages linked from ${displayUrl(rootUrl)} could be read: ${shown}${failures.length > 3 ? `; and ${failures.length - 3} more (see the job log)` : ''}.`,
+      );
+    }
   }
 
   private async *readFull(

@@ -1,3 +1,4 @@
+import { isSkippedName } from '../../core/folder-walk.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import type { DocumentFormat } from '../../core/contracts.ts';
 
@@ -60,9 +61,7 @@ export function formatForExtension(ext: string): DocumentFormat {
 }
 
 /** Directory or file names that are never read: hidden ones, dependencies, macOS zip debris. */
-export function isSkippedName(name: string): boolean {
-  return name.startsWith('.') || name === 'node_modules' || name === '__MACOSX';
-}
+export { isSkippedName };
 
 function normalizePrefix(p: string): string {
   let s = p.replace(/\\/g, '/');

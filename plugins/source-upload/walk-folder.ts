@@ -1,8 +1,9 @@
 import { constants, realpathSync, statSync } from 'node:fs';
-import { open, readdir, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { open, realpath } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { DocumentFormat } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
+import { isInsideFolder, walkFolder } from '../../core/folder-walk.ts';
 import { comparePaths, isSkippedName } from './paths.ts';
 import { readableTarget, skipTooBig, type PlannedDoc, type ReadEnv, type ReadPlan, type UploadFiles } from './plan.ts';
 
@@ -18,10 +19,7 @@ interface FolderFile {
 const CHUNK = 64 * 1024;
 
 /** True when `target` is `root` or inside it (both real paths). */
-export function isInside(root: string, target: string): boolean {
-  const rel = relative(root, target);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
+export const isInside = isInsideFolder;
 
 function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | undefined)?.code;
@@ -29,8 +27,10 @@ function errCode(e: unknown): string | undefined {
 
 /**
  * Walks a folder (sorted, skipping hidden names and node_modules) and plans its documentation
- * files in path order. Symlinks are followed only when their target is inside the folder;
- * symlinked directories that loop back to an ancestor are not entered again.
+ * files in path order, by the one rule of core/folder-walk.ts (the CLI packs a folder for a
+ * running server by the same rule): symlinks are followed, files and folders, when their target
+ * stays inside the folder; folder links that loop back are not entered again; links leaving the
+ * folder, broken links and special files are skipped with a warning.
  */
 export async function planFolder(root: string, env: ReadEnv): Promise<ReadPlan> {
   const realRoot = await realpath(root);
@@ -51,60 +51,22 @@ export async function planFolder(root: string, env: ReadEnv): Promise<ReadPlan> 
     files.push({ path, file, size, format });
   };
 
-  const walk = async (dir: string, relDir: string, ancestors: Set<string>): Promise<void> => {
-    env.signal.throwIfAborted();
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch (e) {
-      if (relDir === '') {
-        throw new RefdeskError('invalid_source', `Upload folder cannot be read: ${root} (${errCode(e) ?? 'error'})`);
-      }
-      env.warn(`Skipped folder ${relDir}: it cannot be read (${errCode(e) ?? 'error'})`);
-      return;
+  try {
+    for await (const f of walkFolder(realRoot, {
+      skipName: isSkippedName,
+      enterFolder: (rel) => env.selector.mayContain(rel),
+      wantFile: (rel) => env.selector.accept(rel.split('/')) !== null,
+      onSkip: (rel, reason) => env.warn(`Skipped ${rel}: ${reason}`),
+      signal: env.signal,
+    })) {
+      consider(f.path, f.file, f.size);
     }
-    entries.sort((a, b) => comparePaths(a.name, b.name));
-    for (const entry of entries) {
-      const name = entry.name;
-      if (isSkippedName(name)) continue;
-      const rel = relDir === '' ? name : `${relDir}/${name}`;
-      const abs = join(dir, name);
-      if (entry.isSymbolicLink()) {
-        let target: string;
-        try {
-          target = await realpath(abs);
-        } catch {
-          env.warn(`Skipped symlink ${rel}: its target does not exist`);
-          continue;
-        }
-        if (!isInside(realRoot, target)) {
-          env.warn(`Skipped symlink ${rel}: it points outside the upload folder`);
-          continue;
-        }
-        const st = await stat(target).catch(() => null);
-        if (st === null) continue;
-        if (st.isDirectory()) {
-          if (ancestors.has(target)) {
-            env.warn(`Skipped symlink ${rel}: it loops back to a parent folder`);
-            continue;
-          }
-          if (env.selector.mayContain(rel)) await walk(target, rel, new Set(ancestors).add(target));
-        } else if (st.isFile()) {
-          consider(rel, target, st.size);
-        }
-      } else if (entry.isDirectory()) {
-        if (env.selector.mayContain(rel)) await walk(abs, rel, new Set(ancestors).add(abs));
-      } else if (entry.isFile()) {
-        if (env.selector.accept(rel.split('/')) === null) continue;
-        const st = await stat(abs).catch(() => null);
-        if (st === null || !st.isFile()) continue;
-        consider(rel, abs, st.size);
-      }
-      // Sockets, FIFOs and devices are never read.
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException)?.code !== undefined && !(e instanceof RefdeskError)) {
+      throw new RefdeskError('invalid_source', `Upload folder cannot be read: ${root} (${errCode(e) ?? 'error'})`);
     }
-  };
-
-  await walk(realRoot, '', new Set([realRoot]));
+    throw e;
+  }
   files.sort((a, b) => comparePaths(a.path, b.path));
   env.debug(`upload: ${files.length} documentation files planned in ${root}`);
 

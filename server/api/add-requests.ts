@@ -4,6 +4,7 @@
  * and ignored; any other field is refused.
  */
 import { RefdeskError } from '../../core/errors.ts';
+import { parseGitRepoUrl } from '../../core/git-url.ts';
 import { objectBody, onlyFields, optionalString, requiredString, type Params } from './params.ts';
 
 export const ADD_ROUTES = ['repo/github', 'repo/gitlab', 'repo/bitbucket', 'repo/git', 'openapi', 'llmstxt', 'website', 'confluence'] as const;
@@ -32,9 +33,12 @@ function httpUrl(params: Params, name: string): string {
   return v;
 }
 
-function repoUrl(params: Params, provider: string): string {
+/** The docsRepoUrl of a repo route; repo/git records the provider its host is (a github.com URL there is still GitHub). */
+function repoUrl(params: Params, provider: string): { url: string; provider: string } {
   const v = requiredString(params, 'docsRepoUrl', 2000);
-  if (/^[^@\s/]+@[^:\s/]+:.+/.test(v) && provider === 'git') return v; // scp-like ssh
+  if (/^[^@\s/]+@[^:\s/]+:.+/.test(v) && provider === 'git') {
+    return { url: v, provider: parseGitRepoUrl(v).url.provider }; // scp-like ssh
+  }
   let u: URL;
   try {
     u = new URL(v);
@@ -51,7 +55,9 @@ function repoUrl(params: Params, provider: string): string {
   if (u.protocol !== 'file:' && u.pathname.split('/').filter(Boolean).length < 2) {
     throw new RefdeskError('invalid_request', 'Parameter "docsRepoUrl" must name a repository: https://host/owner/repo.');
   }
-  return v;
+  // The one parser of repository URLs: refuses pages that are not the repository, bad refs, etc.
+  const ref = parseGitRepoUrl(v, provider === 'git' ? undefined : provider);
+  return { url: v, provider: ref.url.provider };
 }
 
 /** Validates an add body for a route and maps it to a source kind and spec. */
@@ -60,11 +66,11 @@ export function parseAddRequest(route: AddRoute, rawBody: unknown): AddRequest {
   if (route.startsWith('repo/')) {
     const provider = route.slice('repo/'.length);
     onlyFields(body, ['docsRepoUrl', 'gitToken', 'branch', 'private', 'skipVersionFiltering', 'generateDocs']);
-    const url = repoUrl(body, provider);
+    const repo = repoUrl(body, provider);
     const token = optionalString(body, 'gitToken', 1000);
     const branch = optionalString(body, 'branch', 250);
     if (branch !== undefined && !/^[A-Za-z0-9._\/-]+$/.test(branch)) throw new RefdeskError('invalid_request', 'Parameter "branch" may contain only letters, digits, ".", "_", "-" and "/".');
-    return { kind: 'git', spec: { url, provider, ...(branch ? { branch } : {}), ...(token ? { token } : {}) } };
+    return { kind: 'git', spec: { url: repo.url, provider: repo.provider, ...(branch ? { branch } : {}), ...(token ? { token } : {}) } };
   }
   switch (route) {
     case 'openapi':

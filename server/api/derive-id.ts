@@ -4,6 +4,7 @@
  * parseLibraryId by the caller.
  */
 import { RefdeskError } from '../../core/errors.ts';
+import { deriveGitLibraryId } from '../../core/git-url.ts';
 import { slugifyLibraryName } from '../../core/library-id.ts';
 
 const hostSlug = (u: URL) => u.hostname.toLowerCase().replace(/\./g, '_');
@@ -17,22 +18,11 @@ function url(spec: Record<string, unknown>, field: string): URL {
   }
 }
 
-function repoPathId(raw: string): string {
-  // scp-like ssh: git@host:owner/repo.git
-  const scp = /^[^@\s/]+@[^:\s/]+:(.+)$/.exec(raw);
-  const path = scp ? scp[1] : new URL(raw).pathname;
-  const segs = path.split('/').filter(Boolean);
-  if (segs.length < 2) throw new RefdeskError('invalid_request', 'docsRepoUrl must name a repository as <host>/<owner>/<repo>.');
-  const owner = segs[segs.length - 2];
-  const repo = segs[segs.length - 1].replace(/\.git$/i, '');
-  return `/${owner}/${repo}`;
-}
-
 /** The fallback library ID of a spec of this kind. */
 export function fallbackLibraryId(kind: string, spec: Record<string, unknown>): string {
   switch (kind) {
     case 'git':
-      return repoPathId(String(spec.url));
+      return deriveGitLibraryId(spec);
     case 'llmstxt': {
       const u = url(spec, 'url');
       const last = u.pathname.split('/').filter(Boolean).pop() ?? 'llms.txt';

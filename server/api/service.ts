@@ -14,6 +14,7 @@ import type { LibraryRecord } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
+import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
 import { getContext, toContextJson, toContextText } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { RateLimiter, type RateLimitDecision } from '../../core/rate-limit.ts';
@@ -27,6 +28,7 @@ import { libraryJson, type LibraryJson } from './library-json.ts';
 import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
 import { parseAddRequest, type AddRoute } from './add-requests.ts';
 import { fallbackLibraryId } from './derive-id.ts';
+import { checkOpenApiUpload } from './openapi-upload.ts';
 
 export type { Principal, HeaderBag } from './auth.ts';
 
@@ -128,12 +130,15 @@ export class ApiService {
     const type = optionalEnum(params, 'type', ['json', 'txt'] as const, 'txt');
     const tokens = optionalInt(params, 'tokens');
     const fast = optionalBool(params, 'fast');
-    const parsed = parseLibraryId(libraryId);
+    const parsed = await resolveLibraryId(this.kernel.store, libraryId);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
+    if (!library) {
+      throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
+    }
     const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
-    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library?.id ?? parsed.id, parsed.version), query, tokens })).catch(
+    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens })).catch(
       async (e: unknown) => {
-        throw library && isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
+        throw isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
       },
     );
     const id = formatLibraryId(result.library.id, result.version);
@@ -236,7 +241,7 @@ export class ApiService {
     this.ensureSourceEnabled(req.kind);
     const def = this.kernel.sources.get(req.kind)!.def;
     const derived = def.deriveId ? def.deriveId(structuredClone(req.spec)) : fallbackLibraryId(req.kind, req.spec);
-    const id = parseLibraryId(derived).id;
+    const id = parseLibraryId(derived, { wholePath: true }).id;
     await this.refuseExisting(id);
     return this.queueAdd({ source: req.kind, id, spec: req.spec, title: req.title, description: req.description }, `Queued ${id} from the ${req.kind} source`);
   }
@@ -248,6 +253,7 @@ export class ApiService {
   async addOpenApiUploadFor(principal: Principal, input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
     requireKey(principal, 'Adding a library');
     this.ensureSourceEnabled('openapi');
+    await checkOpenApiUpload(input.path, input.fileName);
     const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
     const name = slugifyLibraryName(base);
     if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
@@ -281,12 +287,13 @@ export class ApiService {
     requireKey(principal, 'Refreshing a library');
     const body = objectBody(rawBody);
     onlyFields(body, ['libraryName', 'branch', 'gitToken']);
-    const parsed = parseLibraryId(requiredString(body, 'libraryName'));
+    const libraryName = requiredString(body, 'libraryName');
+    const parsed = await resolveLibraryId(this.kernel.store, libraryName);
     const branch = optionalString(body, 'branch', 250);
     const gitToken = optionalString(body, 'gitToken', 1000);
     const library = await this.visibleLibrary(parsed.id, parsed.version);
     if (!library) {
-      throw new RefdeskError('library_not_found', `Library "${parsed.id}" not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
+      throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryName, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const kind = library.source.kind;
     this.ensureSourceEnabled(kind);
@@ -297,6 +304,13 @@ export class ApiService {
       (j) => j.version === parsed.version && (j.state === 'queued' || j.state === 'running'),
     );
     const id = formatLibraryId(library.id, parsed.version);
+    if (!running && parsed.version && !library.versions.includes(parsed.version)) {
+      const built = library.versions.map((v) => formatLibraryId(library.id, v));
+      throw new RefdeskError(
+        'version_not_found',
+        `Version "${parsed.version}" of library ${library.id} was never built, so there is nothing to refresh. ${built.length ? `Its versions: ${built.join(', ')}` : 'It has no pinned versions'}; refresh one of them, or the library itself ("${library.id}").`,
+      );
+    }
     if (running) return { message: `A refresh of ${id} is already ${running.state} (job ${running.id}).`, libraryName: library.id, jobId: running.id };
     const spec = { ...library.source.spec, ...(branch ? { branch } : {}), ...(gitToken ? { token: gitToken } : {}) };
     const { job } = await addLibrary(this.kernel, { source: kind, id, spec });
@@ -322,8 +336,8 @@ export class ApiService {
 
 /** Renames a library (shared by the admin route and the CLI's direct mode). */
 export async function renameLibrary(kernel: Kernel, from: string, to: string): Promise<LibraryRecord> {
-  const a = parseLibraryId(from);
-  const b = parseLibraryId(to);
+  const a = await resolveLibraryId(kernel.store, from);
+  const b = parseLibraryId(to, { wholePath: true });
   if (a.version || b.version) throw new RefdeskError('invalid_request', 'Rename whole libraries: give IDs without a version.');
   const busy = (await kernel.store.listJobs({ libraryId: a.id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running');
   if (busy) throw new RefdeskError('already_exists', `Library ${a.id} has an ingest job ${busy.state} (job ${busy.id}); rename it once the job has finished.`);

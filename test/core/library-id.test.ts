@@ -5,6 +5,7 @@ import {
   LIBRARY_ID_MAX_LENGTH,
   RESERVED_PREFIXES,
   formatLibraryId,
+  libraryIdReadings,
   parseLibraryId,
   slugifyLibraryName,
   tryParseLibraryId,
@@ -40,6 +41,10 @@ const VALID: { input: string; expected: LibraryId }[] = [
   { input: '/a/b.c.d', expected: lib('/a/b.c.d', 'repo', 'a', 'b.c.d') },
   { input: '/a/b..c', expected: lib('/a/b..c', 'repo', 'a', 'b..c') },
   { input: `/${'o'.repeat(100)}/${'r'.repeat(100)}@${'1'.repeat(100)}`, expected: lib(`/${'o'.repeat(100)}/${'r'.repeat(100)}`, 'repo', 'o'.repeat(100), 'r'.repeat(100), '1'.repeat(100)) },
+  // repo IDs with more segments (GitLab subgroups): '@' pins; a slash version is the last segment
+  { input: '/group/sub/project@v1.2', expected: lib('/group/sub/project', 'repo', 'group', 'sub/project', 'v1.2') },
+  { input: '/a/b/c/d', expected: lib('/a/b/c', 'repo', 'a', 'b/c', 'd') },
+  { input: '/g/s1/s2/p@2.0.0', expected: lib('/g/s1/s2/p', 'repo', 'g', 's1/s2/p', '2.0.0') },
   // reserved prefixes
   { input: '/websites/react.dev', expected: lib('/websites/react.dev', 'websites', 'websites', 'react.dev') },
   { input: '/packages/lodash', expected: lib('/packages/lodash', 'packages', 'packages', 'lodash') },
@@ -122,8 +127,10 @@ const INVALID: { input: string; errorIncludes: string }[] = [
   { input: 'koa', errorIncludes: "it must start with '/'" },
   { input: '/koa', errorIncludes: 'only one segment' },
   { input: '/websites', errorIncludes: 'add a name: "/websites/<name>"' },
-  { input: '/a/b/c/d', errorIncludes: 'it has 4 segments; at most 3 are allowed' },
-  { input: '/a/b/tree/main/docs', errorIncludes: 'at most 3 are allowed' },
+  { input: `/${Array.from({ length: 23 }, (_, i) => 's' + i).join('/')}`, errorIncludes: 'it has 23 segments; at most 22 are allowed' },
+  { input: '/a/b@1/c/d', errorIncludes: 'pins the version twice' },
+  { input: '/a/b/c@', errorIncludes: "the version after '@' is empty" },
+  { input: '/a/b/.c/d', errorIncludes: "starts with '.'" },
   { input: '/npm/@s/p/1/x', errorIncludes: 'it has 5 segments; at most 4 are allowed' },
   { input: '/a/b/', errorIncludes: 'remove the trailing slash' },
   { input: '/a/b@1/', errorIncludes: 'remove the trailing slash' },
@@ -190,8 +197,8 @@ test(`parses ${VALID.length} valid library IDs`, () => {
   for (const { input, expected } of VALID) {
     assert.deepEqual(parseLibraryId(input), expected, input);
     assert.deepEqual(tryParseLibraryId(input), expected, input);
-    // everything but scoped npm also fits the spec's pattern
-    if (!expected.name.startsWith('@')) assert.match(input, /^\/[^/]+\/[^/]+([/@][^/]+)?$/, input);
+    // everything but scoped npm and multi-segment (GitLab) repo IDs also fits the spec's pattern
+    if (!expected.name.startsWith('@') && !expected.name.includes('/')) assert.match(input, /^\/[^/]+\/[^/]+([/@][^/]+)?$/, input);
   }
 });
 
@@ -221,9 +228,21 @@ test('round trip: formatLibraryId(parse(x).id, parse(x).version) parses back to 
     // formatting is canonical: a second round trip is a fixed point
     const again = parseLibraryId(formatted);
     assert.equal(formatLibraryId(again.id, again.version), formatted);
-    // the id alone is itself a valid, unpinned ID
-    assert.deepEqual(parseLibraryId(p.id), { ...p, version: '' });
+    // the id alone is itself a valid, unpinned ID (read as a whole path: `/group/sub/project`)
+    assert.deepEqual(parseLibraryId(p.id, { wholePath: true }), { ...p, version: '' });
   }
+});
+
+test('wholePath reads every segment of a repo ID as the path; libraryIdReadings lists both readings', () => {
+  assert.deepEqual(parseLibraryId('/group/sub/project', { wholePath: true }), lib('/group/sub/project', 'repo', 'group', 'sub/project'));
+  assert.deepEqual(parseLibraryId('/group/sub/project@v1', { wholePath: true }), lib('/group/sub/project', 'repo', 'group', 'sub/project', 'v1'));
+  assert.deepEqual(parseLibraryId('/a/b', { wholePath: true }), lib('/a/b', 'repo', 'a', 'b'));
+  // prefixes keep their fixed shape
+  assert.deepEqual(parseLibraryId('/npm/react/18.2.0', { wholePath: true }), lib('/npm/react', 'npm', 'npm', 'react', '18.2.0'));
+  assert.deepEqual(libraryIdReadings('/group/sub/project'), [lib('/group/sub/project', 'repo', 'group', 'sub/project'), lib('/group/sub', 'repo', 'group', 'sub', 'project')]);
+  assert.deepEqual(libraryIdReadings('/a/b/c@1'), [lib('/a/b/c', 'repo', 'a', 'b/c', '1')]);
+  assert.deepEqual(libraryIdReadings('/a/b'), [lib('/a/b', 'repo', 'a', 'b')]);
+  assert.deepEqual(libraryIdReadings('/npm/ms/2.1.3'), [lib('/npm/ms', 'npm', 'npm', 'ms', '2.1.3')]);
 });
 
 test('formatLibraryId', () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ROOT, makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
 import { startNpmRegistry } from '../plugins/source-package/registry.ts';
 import { guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
+import { gitFixture } from '../plugins/source-git/helpers.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -33,6 +34,66 @@ test('refdesk add guesses the source of a target; secrets come from the environm
   assert.throws(() => resolveAddTarget('https://acme.atlassian.net/wiki', { env }), /--space KEY/);
   assert.throws(() => resolveAddTarget('./no/such/folder', { env }), /does not exist/);
   assert.throws(() => resolveAddTarget('', { env }), /give a folder/);
+});
+
+test('refdesk add refuses file:// and other non-http(s) URLs at once, naming what to give; local paths stay uploads', () => {
+  const env = {};
+  assert.throws(() => resolveAddTarget('file:///srv/docs', { env }), (e: Error) => /file:\/\/ URLs are not fetched; give the local path itself \(refdesk add \/srv\/docs\)/.test(e.message));
+  assert.throws(() => resolveAddTarget('ftp://example.com/docs', { env }), (e: Error) => /"ftp" URLs are not supported; give an http\(s\) URL/.test(e.message));
+  assert.throws(() => resolveAddTarget('file:///srv/docs', { env, source: 'website' }), /file:\/\/ URLs are not fetched/);
+  assert.throws(() => resolveAddTarget('https://github.com/a/b/issues/1', { env }), /names a page of the repository/);
+  // git keeps its own transports (the server decides about file://)
+  assert.deepEqual(resolveAddTarget('git@gitlab.com:group/sub/project.git', { env }), { source: 'git', spec: { url: 'git@gitlab.com:group/sub/project.git' } });
+  assert.equal(resolveAddTarget('ssh://git@github.com/a/b.git', { env }).source, 'git');
+  assert.equal(resolveAddTarget('file:///srv/git/a/b.git', { env, source: 'git' }).source, 'git');
+  assert.equal(resolveAddTarget(ROOT, { env }).source, 'upload');
+});
+
+test('refdesk add of a git repository at a nested path: /group/sub/project, offline and through a running server', async () => {
+  const fx = await gitFixture();
+  try {
+    fx.repo('platform/docs-team/handbook')
+      .commit({ 'docs/deploy.md': '# Deploy\n\n## Roll back a release\n\nRun `handbook rollback --to previous` to roll back.\n' })
+      .publish();
+    fx.repo('platform/docs-team/runbook')
+      .commit({ 'docs/pager.md': '# Pager\n\n## Silence an alert\n\nRun `runbook silence --for 1h` to silence an alert.\n' })
+      .publish();
+    const dataDir = makeDataDir();
+    dirs.push(dataDir);
+    const config = join(dataDir, 'refdesk.yaml');
+    writeFileSync(
+      config,
+      [
+        'plugins:',
+        `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
+        `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
+        `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-git/index.ts'))}`,
+        '    options: { git: { retryDelayMs: 5 } }',
+        'network:',
+        "  allowHosts: ['127.0.0.1']",
+        '',
+      ].join('\n'),
+    );
+    const env = { REFDESK_CONFIG: config };
+    const data = join(dataDir, 'data');
+    const offline = await runRefdesk(['add', fx.url('platform/docs-team/handbook')], data, 60_000, env);
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.match(offline.stdout, /^\/platform\/docs-team\/handbook: 1 files/m);
+    const ctx = await runRefdesk(['context', '/platform/docs-team/handbook', 'roll back a release'], data, 60_000, env);
+    assert.equal(ctx.code, 0, ctx.stderr);
+    assert.match(ctx.stdout, /handbook rollback --to previous/);
+
+    const server = await startServer(data, 30_000, env);
+    const viaServer = await runRefdesk(['add', fx.url('platform/docs-team/runbook')], data, 60_000, env);
+    assert.equal(viaServer.code, 0, viaServer.stderr);
+    assert.match(viaServer.stdout, /^\/platform\/docs-team\/runbook: 1 files/m);
+    const res = await fetch(`${server.base}/api/v2/context?libraryId=/platform/docs-team/runbook&query=silence+an+alert`);
+    assert.equal(res.status, 200);
+    assert.match(await res.text(), /runbook silence --for 1h/);
+    await server.stop();
+  } finally {
+    await fx.close();
+  }
 });
 
 test('refdesk add npm:<package> indexes it offline, and through a running server', async (t) => {

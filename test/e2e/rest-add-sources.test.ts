@@ -62,6 +62,10 @@ describe('REST add endpoints over the default source plugins', { skip: hasCorpor
       .repo('acme/widgets')
       .commit({ 'docs/refresh.md': '# Refresh\n\n## Set the refresh interval\n\nCall `setRefreshInterval` with milliseconds:\n\n```js\nwidgets.setRefreshInterval(5000);\n```\n' })
       .publish();
+    git
+      .repo('platform/docs-team/handbook')
+      .commit({ 'docs/deploy.md': '# Deploy\n\n## Roll back a release\n\nRun the rollback command:\n\n```sh\nhandbook rollback --to previous\n```\n' })
+      .publish();
     site = await startSite();
     deno = await startDenoSite(undefined);
     const petstore = readFileSync(join(CORPORA_DIR, 'fixtures', 'swagger-petstore', 'openapi.yaml'));
@@ -99,6 +103,30 @@ describe('REST add endpoints over the default source plugins', { skip: hasCorpor
     assert.equal(id, '/acme/widgets');
     assert.match(await context(id, 'set the refresh interval'), /widgets\.setRefreshInterval\(5000\)/);
     assert.ok(!readFileSync(join(dir, 'data', 'refdesk.sqlite')).includes(TOKEN), 'the token is sealed at rest');
+  });
+
+  test('repo/git with a nested (GitLab-style) path: the library is the whole path, asked for as such', async () => {
+    const id = await add('repo/git', { docsRepoUrl: git.url('platform/docs-team/handbook') });
+    assert.equal(id, '/platform/docs-team/handbook');
+    assert.match(await context(id, 'roll back a release'), /handbook rollback --to previous/);
+    const lib = await kernel.store.getLibrary(id);
+    assert.equal(lib?.source.spec.url, git.url('platform/docs-team/handbook'));
+  });
+
+  test('repo/git refuses file:// (and pages of a repository) at add, with a 400 saying what to give', async () => {
+    const post = (route: string, body: unknown) =>
+      fetch(`${base}/api/v2/add/${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const before = (await kernel.store.listLibraries()).length;
+    const file = await post('repo/git', { docsRepoUrl: 'file:///srv/git/acme/secret.git' });
+    const fileBody = (await file.json()) as { error: string; message: string };
+    assert.equal(file.status, 400, JSON.stringify(fileBody));
+    assert.equal(fileBody.error, 'invalid_request');
+    assert.match(fileBody.message, /file:\/\/ repository URLs are turned off.*give an https or ssh repository URL/);
+    const page = await post('repo/github', { docsRepoUrl: 'https://github.com/acme/widgets/issues/3' });
+    const pageBody = (await page.json()) as { error: string; message: string };
+    assert.equal(page.status, 400);
+    assert.match(pageBody.message, /names a page of the repository.*give https:\/\/github\.com\/owner\/repo/);
+    assert.equal((await kernel.store.listLibraries()).length, before, 'nothing was added');
   });
 
   test('website: a crawled documentation site', async () => {

@@ -177,6 +177,53 @@ describe('public API: adding and refreshing libraries, policies', () => {
     assert.match(json.body.message, /multipart\/form-data/);
   });
 
+  test('openapi-upload: a file that is not an OpenAPI document is a 400 at upload naming the file; nothing is kept', async () => {
+    const uploads = join(s.dataDir, 'uploads');
+    const count = () => (existsSync(uploads) ? readdirSync(uploads).length : 0);
+    const before = count();
+    const libraries = (await s.kernel.store.listLibraries()).length;
+    const cases: Array<[string, string, RegExp]> = [
+      ['notes.txt', 'Just some notes, not a spec.\n', /"notes\.txt" is not an OpenAPI document: it is plain text, not a JSON or YAML document\. Upload an OpenAPI 3/],
+      ['broken.json', '{"openapi": "3.0.0", "paths": {', /"broken\.json" is not an OpenAPI document: it is neither valid JSON nor valid YAML/],
+      ['package.json', JSON.stringify({ name: 'x', version: '1.0.0' }), /"package\.json" is not an OpenAPI document: it has no "openapi" or "swagger" field at the top level/],
+      ['list.yaml', '- a\n- b\n', /"list\.yaml" is not an OpenAPI document: its top level is not an object/],
+      ['empty.yaml', '', /"empty\.yaml" is not an OpenAPI document: it is empty/],
+    ];
+    for (const [fileName, content, message] of cases) {
+      const form = new FormData();
+      form.append('openapiFile', new Blob([content]), fileName);
+      const r = await call(s.base, 'POST', '/api/v2/add/openapi-upload', { headers: bearer(key), body: form });
+      assert.equal(r.status, 400, `${fileName}: ${r.text}`);
+      assert.equal(r.body.error, 'invalid_request');
+      assert.match(r.body.message, message);
+      assert.doesNotMatch(r.body.message, /[0-9a-f]{8}-[0-9a-f]{4}-/, 'the server copy (a UUID) is not named');
+    }
+    assert.equal(count(), before, 'the refused files are removed');
+    assert.equal((await s.kernel.store.listLibraries()).length, libraries, 'no library was created');
+    // A YAML Swagger 2 document passes the check.
+    const yaml = new FormData();
+    yaml.append('openapiFile', new Blob(['swagger: "2.0"\ninfo:\n  title: Old pets\n  version: "1"\npaths:\n  /pets:\n    get:\n      summary: List the old pets\n']), 'old-pets.yaml');
+    const ok = await call(s.base, 'POST', '/api/v2/add/openapi-upload', { headers: bearer(key), body: yaml });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.libraryName, '/openapi/old-pets');
+    await s.refdesk.jobs.idle();
+  });
+
+  test('refresh of a version that was never built: 404 listing the versions that exist', async () => {
+    const folder = writeDocs(s.scratch, 'gamma', { 'a.md': '# Gamma\n\n## One\n\nGamma words.\n' });
+    await indexUpload(s.kernel, 'gamma', folder);
+    await indexUpload(s.kernel, 'gamma', folder, { version: '1.0' });
+    for (const libraryName of ['/docs/gamma/2.0', '/docs/gamma@2.0']) {
+      const r = await post('/api/v1/refresh', { libraryName });
+      assert.equal(r.status, 404, r.text);
+      assert.equal(r.body.error, 'version_not_found');
+      assert.match(r.body.message, /Version "2\.0" of library \/docs\/gamma was never built.*Its versions: \/docs\/gamma@1\.0; refresh one of them, or the library itself \("\/docs\/gamma"\)/);
+    }
+    const ok = await post('/api/v1/refresh', { libraryName: '/docs/gamma/1.0' });
+    assert.equal(ok.status, 200, ok.text);
+    await s.refdesk.jobs.idle();
+  });
+
   test('refresh: queues a new build; 401, 400, 404, 301 and 403 as the spec says', async () => {
     const folder = writeDocs(s.scratch, 'beta', { 'a.md': '# Beta\n\n## One\n\nFirst words.\n' });
     await indexUpload(s.kernel, 'beta', folder);

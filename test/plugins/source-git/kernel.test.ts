@@ -36,6 +36,15 @@ describe('a git library through the kernel', () => {
         'refdesk.json': JSON.stringify({ folders: ['docs'], previousVersions: [{ tag: 'v1.0.0' }, { tag: 'v0.0.1-missing' }] }),
       })
       .publish();
+    fx.repo('group/sub/project')
+      .commit({ 'docs/start.md': '# Start\n\nNested projects start with `project.boot()`.\n' })
+      .tag('v2.0.0')
+      .publish();
+    fx.repo('acme/tools')
+      .commit({ 'README.md': '# Tools\n\nThe readme mentions `readmeOnly()`.\n', 'docs/use.md': '# Use\n\nMain branch docs: `tools.useMain()`.\n' })
+      .checkout('next', true)
+      .commit({ 'docs/use.md': '# Use\n\nNext branch docs: `tools.useNext()`.\n', 'guide/other.md': '# Other\n\nOutside the folder: `otherGuide()`.\n' })
+      .publish();
     dir = mkdtempSync(join(tmpdir(), 'refdesk-git-kernel-'));
     const config = join(dir, 'config.yaml');
     writeFileSync(
@@ -78,6 +87,35 @@ describe('a git library through the kernel', () => {
     const log = await kernel.store.getJobLog(job.id);
     assert.ok(log.some((l) => /documentation files selected/.test(l.message)), 'progress lines reach the job record');
     assert.ok(!JSON.stringify(log).includes(TOKEN));
+  });
+
+  test('a repository at a nested path is /group/sub/project (not /sub/project), asked for with and without a pinned version', async () => {
+    const { library, job } = await addLibrary(kernel, { source: 'git', spec: { url: fx.url('group/sub/project') } });
+    assert.equal(library.id, '/group/sub/project');
+    assert.equal((await runIngestJob(kernel, job.id)).state, 'succeeded');
+    const ctx = await getContext(kernel, { libraryId: '/group/sub/project', query: 'how do nested projects start' });
+    assert.equal(ctx.library.id, '/group/sub/project');
+    assert.ok(ctx.snippets.some((s) => (s.code + s.content).includes('project.boot()')));
+    const v = await addLibrary(kernel, { source: 'git', id: '/group/sub/project@v2.0.0', spec: { url: fx.url('group/sub/project') } });
+    assert.equal((await runIngestJob(kernel, v.job.id)).state, 'succeeded');
+    await assert.rejects(getContext(kernel, { libraryId: '/group/other/project', query: 'start' }), (e: any) => e.code === 'library_not_found' && /Library "\/group\/other\/project" \(or "\/group\/other" at version "project"\) not found/.test(e.message));
+    for (const id of ['/group/sub/project@v2.0.0', '/group/sub/project/v2.0.0']) {
+      const pinned = await getContext(kernel, { libraryId: id, query: 'start' });
+      assert.equal(pinned.library.id, '/group/sub/project', id);
+      assert.equal(pinned.version, 'v2.0.0', id);
+    }
+  });
+
+  test('a .../tree/<branch>/<folder> URL is stored as the repository with that branch and folder, and only that folder is read', async () => {
+    const { library, job } = await addLibrary(kernel, { source: 'git', spec: { url: `${fx.url('acme/tools')}/tree/next/docs`, provider: 'github' } });
+    assert.equal(library.id, '/acme/tools');
+    assert.deepEqual({ url: library.source.spec.url, branch: library.source.spec.branch, folder: library.source.spec.folder }, { url: fx.url('acme/tools'), branch: 'next', folder: 'docs' });
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    const ctx = await getContext(kernel, { libraryId: '/acme/tools', query: 'use docs readme other guide', tokens: 5000 });
+    const code = ctx.snippets.map((s) => s.code + s.content).join('\n');
+    assert.ok(code.includes('tools.useNext()'), 'the branch of the URL is read');
+    assert.ok(!code.includes('useMain') && !code.includes('readmeOnly') && !code.includes('otherGuide'), code);
   });
 
   test('a tag is indexed as a version and served as /owner/repo/v1.0.0 and @v1.0.0', async () => {

@@ -70,12 +70,13 @@ describe('refdesk.json / context7.json', () => {
 });
 
 describe('URLs and library IDs', () => {
-  test('deriveId gives /owner/repo for every URL form (GitLab subgroups: the last two segments)', () => {
+  test('deriveId gives /owner/repo for every URL form (GitLab subgroups: the full project path)', () => {
     const id = (url: string) => deriveGitLibraryId({ url });
     assert.equal(id('https://github.com/vercel/next.js'), '/vercel/next.js');
     assert.equal(id('https://github.com/vercel/next.js.git/'), '/vercel/next.js');
     assert.equal(id('git@github.com:fastapi/fastapi.git'), '/fastapi/fastapi');
-    assert.equal(id('ssh://git@gitlab.com/group/sub/project.git'), '/sub/project');
+    assert.equal(id('ssh://git@gitlab.com/group/sub/project.git'), '/group/sub/project');
+    assert.equal(id('https://github.com/a/b/tree/main/docs'), '/a/b');
     assert.equal(id('https://bitbucket.org/team/repo'), '/team/repo');
     assert.equal(id('file:///srv/git/acme/widgets.git'), '/acme/widgets');
     assert.throws(() => id('https://example.com/solo'), (e: RefdeskError) => e.code === 'invalid_request' && /give the library ID/.test(e.message));

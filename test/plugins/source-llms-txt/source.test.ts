@@ -152,15 +152,50 @@ describe('llms.txt source over HTTP', () => {
     );
   });
 
-  test('a page that keeps failing ends the read with a clear error (no library with holes)', async (t) => {
+  test('a page that keeps failing is skipped with a log line naming its URL; the other pages are read', async (t) => {
     const site = await startDenoSite(t, {
       llmsTxt: '# T\n## Docs\n- [Modules](/runtime/fundamentals/modules)\n- [Testing](/runtime/fundamentals/testing)\n',
       routes: { '/runtime/fundamentals/testing.md': (res) => send(res, 502, 'bad gateway') },
     });
-    const e = await rejection(runSource(source(), { url: `${site.base}/llms.txt` }));
-    assert.equal(e.code, 'invalid_source');
-    assert.match(e.message, /^The page "Testing" could not be read from http:\/\/127\.0\.0\.1:\d+\/runtime\/fundamentals\/testing\.md: the server answered HTTP 502 Bad Gateway after 3 attempts\. Try again later\.$/);
+    const { documents, logs } = await runSource(source(), { url: `${site.base}/llms.txt` });
+    assert.deepEqual(documents.map((d) => d.path), ['llms.txt', 'runtime/fundamentals/modules']);
     assert.equal(site.hits('/runtime/fundamentals/testing.md').length, 3);
+    assert.ok(
+      logs.some((l) => l.level === 'warn' && /^skipped "Testing" \(http:\/\/127\.0\.0\.1:\d+\/runtime\/fundamentals\/testing, line 4\): The page "Testing" could not be read from .*testing\.md: the server answered HTTP 502 Bad Gateway after 3 attempts/.test(l.message)),
+      logs.map((l) => l.message).join('\n'),
+    );
+  });
+
+  test('a link that times out is skipped with a log line; on a refresh a failing page keeps its previous copy', async (t) => {
+    let failTesting = false;
+    const site = await startDenoSite(t, {
+      llmsTxt: '# T\n## Docs\n- [Modules](/runtime/fundamentals/modules)\n- [Slow](/slow.md)\n- [Testing](/runtime/fundamentals/testing)\n',
+      routes: {
+        '/slow.md': () => {}, // never answers
+        '/runtime/fundamentals/testing.md': (res) => (failTesting ? send(res, 503, 'down') : send(res, 200, '# Testing\n\nRun deno test.\n', 'text/markdown')),
+      },
+    });
+    const quick = new LlmsTxtSource({ ...FAST, retryAttempts: 1 }, { fetch: createFetch(300) });
+    const first = await runSource(quick, { url: `${site.base}/llms.txt` });
+    assert.deepEqual(first.documents.map((d) => d.path), ['llms.txt', 'runtime/fundamentals/modules', 'runtime/fundamentals/testing']);
+    assert.ok(first.logs.some((l) => l.level === 'warn' && /^skipped "Slow" \(http:\/\/127\.0\.0\.1:\d+\/slow\.md, line 4\): Could not reach/.test(l.message)), first.logs.map((l) => l.message).join('\n'));
+
+    failTesting = true;
+    const second = await runSource(quick, { url: `${site.base}/llms.txt` }, { previous: previousOf(first.documents) });
+    const testing = second.documents.find((d) => d.path === 'runtime/fundamentals/testing');
+    assert.equal(testing?.unchanged, true, 'the previous copy is kept');
+    assert.equal(testing?.hash, first.documents[2].hash);
+    assert.ok(second.logs.some((l) => l.level === 'warn' && /could not read "Testing" .*kept the copy of the previous build: .*HTTP 503/.test(l.message)));
+  });
+
+  test('when none of the linked pages can be read the read fails, naming them', async (t) => {
+    const site = await startDenoSite(t, {
+      llmsTxt: '# T\n## Docs\n- [Gone](/gone)\n- [Down](/down.md)\n',
+      routes: { '/gone.md': (res) => send(res, 404, 'no'), '/gone': (res) => send(res, 404, 'no'), '/down.md': (res) => send(res, 500, 'boom') },
+    });
+    const e = await rejection(runSource(source({ retryAttempts: 1 }), { url: `${site.base}/llms.txt` }));
+    assert.equal(e.code, 'invalid_source');
+    assert.match(e.message, /^None of the 2 pages linked from http:\/\/127\.0\.0\.1:\d+\/llms\.txt could be read: http:\/\/127\.0\.0\.1:\d+\/gone: .*HTTP 404.*; http:\/\/127\.0\.0\.1:\d+\/down\.md: .*HTTP 500/);
   });
 
   test('a missing llms.txt, an unreachable host and a bad URL are clear errors', async (t) => {
