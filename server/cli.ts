@@ -9,18 +9,15 @@
  */
 import { parseArgs } from 'node:util';
 import { stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { createKernel, type Kernel } from '../core/kernel.ts';
-import { createConsoleLogger } from '../core/services.ts';
+// Only light modules are imported up front: the kernel, the store and the server are imported by
+// the commands that use them, so `refdesk --help` starts in a fraction of the time.
+import type { Kernel } from '../core/kernel.ts';
 import { isRefdeskError, RefdeskError } from '../core/errors.ts';
-import { addLibrary, runIngestJob } from '../core/ingest.ts';
-import { getContext, toContextJson, toContextText } from '../core/query.ts';
-import { searchLibraries } from '../core/library-search.ts';
-import { cmdKeys, cmdRename, cmdSettings } from './cli-admin.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
-import { readSettings, type ProcessSettings } from './env.ts';
-import { packForUpload } from './pack.ts';
+import type { ProcessSettings } from './env.ts';
 import { resolveAddTarget, type AddTarget } from './add-target.ts';
 import { readDataLock } from '../core/data-lock.ts';
 
@@ -53,6 +50,7 @@ Environment: PORT (3000), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml
 `;
 
 async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode']): Promise<Kernel> {
+  const [{ createKernel }, { createConsoleLogger }] = await Promise.all([import('../core/kernel.ts'), import('../core/services.ts')]);
   const logger = createConsoleLogger(process.env.LOG_LEVEL ? settings.logLevel : 'warn');
   const kernel = await createKernel(settings.configFile, { env: { dataDir: settings.dataDir, mode }, logger });
   await kernel.open();
@@ -98,6 +96,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
     return addSourceThroughServer(lock.port, t, title, description);
   }
 
+  const { addLibrary, runIngestJob } = await import('../core/ingest.ts');
   const kernel = await openKernel(settings, 'writer');
   try {
     const { library, job } = await addLibrary(kernel, { ...t, title, description });
@@ -159,6 +158,7 @@ function addSourceThroughServer(port: number, t: AddTarget, title?: string, desc
 }
 
 async function addThroughServer(port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
+  const { packForUpload } = await import('./pack.ts');
   const body = new Blob([new Uint8Array(await packForUpload(path))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   return addThroughAdminRoute(port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
@@ -184,6 +184,7 @@ async function cmdLibraries(settings: ProcessSettings): Promise<number> {
 async function cmdSearch(settings: ProcessSettings, positionals: string[]): Promise<number> {
   const [name, ...rest] = positionals;
   if (!name) throw new RefdeskError('invalid_request', 'search: give a library name.');
+  const { searchLibraries } = await import('../core/library-search.ts');
   const kernel = await openKernel(settings, 'reader');
   try {
     const libs = (await searchLibraries(kernel, name, rest.join(' ') || name)).map((s) => s.library);
@@ -204,6 +205,7 @@ async function cmdContext(settings: ProcessSettings, positionals: string[], valu
     if (!/^\d+$/.test(String(values.tokens))) throw new RefdeskError('invalid_request', '--tokens must be a positive integer.');
     tokens = Number(values.tokens);
   }
+  const { getContext, toContextJson, toContextText } = await import('../core/query.ts');
   const kernel = await openKernel(settings, 'reader');
   try {
     const result = await getContext(kernel, { libraryId, query, tokens });
@@ -230,7 +232,9 @@ async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promis
 }
 
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
-  const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
+  // server/cli.ts in a checkout, dist/server/cli.js when compiled: docs/ is at the package root.
+  const here = dirname(new URL(import.meta.url).pathname);
+  const docs = [join(here, '..', 'docs'), join(here, '..', '..', 'docs')].find((d) => existsSync(join(d, 'http-api.md'))) ?? join(here, '..', 'docs');
   const lock = await readDataLock(settings.dataDir);
   if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}.`);
   const code = await cmdAdd(settings, [docs], { name: 'refdesk', title: 'Refdesk', description: "Refdesk's own documentation" });
@@ -244,7 +248,7 @@ async function cmdDemo(settings: ProcessSettings): Promise<number> {
 
 export async function runCli(argv: string[]): Promise<number> {
   // `mcp` has its own options (server/mcp/command.ts).
-  if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), readSettings(), process.env);
+  if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), (await import('./env.ts')).readSettings(), process.env);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -270,7 +274,7 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command || values.help ? 0 : 1;
   }
-  const settings = readSettings();
+  const settings = (await import('./env.ts')).readSettings();
   switch (command) {
     case 'serve':
       await import('./main.ts');
@@ -288,11 +292,11 @@ export async function runCli(argv: string[]): Promise<number> {
     case 'demo':
       return cmdDemo(settings);
     case 'keys':
-      return cmdKeys(openKernel, settings, rest, values);
+      return (await import('./cli-admin.ts')).cmdKeys(openKernel, settings, rest, values);
     case 'rename':
-      return cmdRename(openKernel, settings, rest);
+      return (await import('./cli-admin.ts')).cmdRename(openKernel, settings, rest);
     case 'settings':
-      return cmdSettings(openKernel, settings, rest);
+      return (await import('./cli-admin.ts')).cmdSettings(openKernel, settings, rest);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;
