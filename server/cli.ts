@@ -9,21 +9,19 @@
  */
 import { parseArgs } from 'node:util';
 import { stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { createKernel, type Kernel } from '../core/kernel.ts';
+// Only light modules are imported up front: the kernel, the store and the server are imported by
+// the commands that use them, so `refdesk --help` starts in a fraction of the time.
+import type { Kernel } from '../core/kernel.ts';
 import { createConsoleLogger } from '../core/services.ts';
 import type { Logger, LogLevel } from '../core/contracts.ts';
 import { StatusLine, WarningSummary } from './cli-output.ts';
 import { RefdeskError } from '../core/errors.ts';
-import { addLibrary, runIngestJob } from '../core/ingest.ts';
-import { getContext, toContextJson, toContextText } from '../core/query.ts';
-import { searchLibraries } from '../core/library-search.ts';
-import { cmdKeys, cmdRename, cmdSettings } from './cli-admin.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
-import { DEFAULT_HOST, readSettings, type ProcessSettings } from './env.ts';
+import type { ProcessSettings } from './env.ts';
 import { describeStartupError } from './startup-error.ts';
-import { packForUpload } from './pack.ts';
 import { resolveAddTarget, type AddTarget } from './add-target.ts';
 import { prepareDataDir, readDataLock } from '../core/data-lock.ts';
 
@@ -80,6 +78,7 @@ function cliLogger(settings: ProcessSettings, status?: StatusLine, summary?: War
 }
 
 async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode'], logger: Logger = cliLogger(settings)): Promise<Kernel> {
+  const { createKernel } = await import('../core/kernel.ts');
   if (mode === 'writer') await prepareDataDir(settings.dataDir);
   const kernel = await createKernel(settings.configFile, { env: { dataDir: settings.dataDir, mode }, logger });
   await kernel.open();
@@ -127,6 +126,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
     return addSourceThroughServer(settings, lock.port, t, title, description);
   }
 
+  const { addLibrary, runIngestJob } = await import('../core/ingest.ts');
   const output = ingestOutput(settings);
   const kernel = await openKernel(settings, 'writer', output.logger);
   try {
@@ -217,6 +217,7 @@ function addSourceThroughServer(settings: ProcessSettings, port: number, t: AddT
 }
 
 async function addThroughServer(settings: ProcessSettings, port: number, path: string, name: string, title?: string, description?: string): Promise<number> {
+  const { packForUpload } = await import('./pack.ts');
   const body = new Blob([new Uint8Array(await packForUpload(path, (p, reason) => process.stderr.write(`Skipped ${p}: ${reason}\n`)))]);
   const qs = new URLSearchParams({ name, ...(title ? { title } : {}), ...(description ? { description } : {}) });
   return addThroughAdminRoute(settings, port, `upload?${qs}`, { body, headers: { 'content-type': 'application/octet-stream' } });
@@ -242,6 +243,7 @@ async function cmdLibraries(settings: ProcessSettings): Promise<number> {
 async function cmdSearch(settings: ProcessSettings, positionals: string[]): Promise<number> {
   const [name, ...rest] = positionals;
   if (!name) throw new RefdeskError('invalid_request', 'search: give a library name.');
+  const { searchLibraries } = await import('../core/library-search.ts');
   const kernel = await openKernel(settings, 'reader');
   try {
     const libs = (await searchLibraries(kernel, name, rest.join(' ') || name)).map((s) => s.library);
@@ -262,6 +264,7 @@ async function cmdContext(settings: ProcessSettings, positionals: string[], valu
     if (!/^\d+$/.test(String(values.tokens))) throw new RefdeskError('invalid_request', '--tokens must be a positive integer.');
     tokens = Number(values.tokens);
   }
+  const { getContext, toContextJson, toContextText } = await import('../core/query.ts');
   const kernel = await openKernel(settings, 'reader');
   try {
     const result = await getContext(kernel, { libraryId, query, tokens });
@@ -288,7 +291,9 @@ async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promis
 }
 
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
-  const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
+  // server/cli.ts in a checkout, dist/server/cli.js when compiled: docs/ is at the package root.
+  const here = dirname(new URL(import.meta.url).pathname);
+  const docs = [join(here, '..', 'docs'), join(here, '..', '..', 'docs')].find((d) => existsSync(join(d, 'http-api.md'))) ?? join(here, '..', 'docs');
   const lock = await readDataLock(settings.dataDir);
   if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}: stop it first, or set DATA_DIR to another directory.`);
   const code = await cmdAdd(settings, [docs], { name: 'refdesk', title: 'Refdesk', description: "Refdesk's own documentation" });
@@ -306,7 +311,7 @@ export async function runCli(argv: string[]): Promise<number> {
     return await dispatch(argv);
   } catch (e) {
     const env = process.env;
-    process.stderr.write(`refdesk: ${describeStartupError(e, { port: Number(env.PORT ?? 3000), host: env.HOST?.trim() || DEFAULT_HOST })}\n`);
+    process.stderr.write(`refdesk: ${describeStartupError(e, { port: Number(env.PORT ?? 3000), host: env.HOST?.trim() || (await import('./env.ts')).DEFAULT_HOST })}\n`);
     if (env.LOG_LEVEL === 'debug' && e instanceof Error && e.stack) process.stderr.write(e.stack + '\n');
     return 1;
   }
@@ -314,7 +319,7 @@ export async function runCli(argv: string[]): Promise<number> {
 
 async function dispatch(argv: string[]): Promise<number> {
   // `mcp` has its own options (server/mcp/command.ts).
-  if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), readSettings(), process.env);
+  if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), (await import('./env.ts')).readSettings(), process.env);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -340,7 +345,7 @@ async function dispatch(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return command || values.help ? 0 : 1;
   }
-  const settings = readSettings();
+  const settings = (await import('./env.ts')).readSettings();
   switch (command) {
     case 'serve':
       await import('./main.ts');
@@ -358,11 +363,11 @@ async function dispatch(argv: string[]): Promise<number> {
     case 'demo':
       return cmdDemo(settings);
     case 'keys':
-      return cmdKeys(openKernel, settings, rest, values);
+      return (await import('./cli-admin.ts')).cmdKeys(openKernel, settings, rest, values);
     case 'rename':
-      return cmdRename(openKernel, settings, rest);
+      return (await import('./cli-admin.ts')).cmdRename(openKernel, settings, rest);
     case 'settings':
-      return cmdSettings(openKernel, settings, rest);
+      return (await import('./cli-admin.ts')).cmdSettings(openKernel, settings, rest);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;

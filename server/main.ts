@@ -2,6 +2,7 @@
  * The server process: the only file that reads process.env and listens.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { createKernel } from '../core/kernel.ts';
 import { createConsoleLogger } from '../core/services.ts';
@@ -33,7 +34,11 @@ async function main(): Promise<void> {
   // requests wait for the store to open.
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   const pending: Array<() => void> = [];
-  const server = createServer((req, res) => (handler ? handler(req, res) : pending.push(() => handler!(req, res))));
+  const debugLoop = eventLoopDebugRoute(process.env.REFDESK_DEBUG_EVENT_LOOP === '1');
+  const server = createServer((req, res) => {
+    if (debugLoop?.(req, res)) return;
+    return handler ? handler(req, res) : pending.push(() => handler!(req, res));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings!.port, settings!.host, () => resolve());
@@ -70,6 +75,29 @@ async function main(): Promise<void> {
   const every = bound.address === '0.0.0.0' || bound.address === '::' ? ' (every interface)' : '';
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });
   process.stdout.write(`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})\n`);
+}
+
+/**
+ * For benchmarks only (scripts/bench-serve.ts), off unless REFDESK_DEBUG_EVENT_LOOP=1: the event
+ * loop's delay since the last reading (perf_hooks.monitorEventLoopDelay, ms) on
+ * `GET /debug/event-loop` from this machine; each reading starts a new window. Not part of the
+ * API (not in createApp, not in the OpenAPI document).
+ */
+function eventLoopDebugRoute(enabled: boolean) {
+  if (!enabled) return null;
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (req.url !== '/debug/event-loop' || req.method !== 'GET') return false;
+    const from = req.socket.remoteAddress ?? '';
+    if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(from)) return false;
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const body = { count: h.count, meanMs: ms(h.mean || 0), p50Ms: ms(h.percentile(50)), p99Ms: ms(h.percentile(99)), maxMs: ms(h.max) };
+    h.reset();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify(body));
+    return true;
+  };
 }
 
 main().catch((e) => exitOnStartupFailure(e, settings ? { port: settings.port, host: settings.host } : {}));

@@ -2,13 +2,17 @@
  * Koa middleware of the public API (/api/v1/*, /api/v2/*): who is calling (401 on a bad key),
  * the rate limit (RateLimit-* headers on every answer, 429 with Retry-After), and HTTP caching
  * of search and context answers (ETag, Cache-Control, 304 for a matching If-None-Match).
+ *
+ * The ETag comes from what shapes the answer (server/api/answer-etag.ts: the normalised
+ * request, the library's served build, the policy, the service's fingerprint), computed before
+ * the route runs: a matching If-None-Match is answered 304 without searching.
  */
-import { createHash } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import { RefdeskError } from '../core/errors.ts';
 import type { ApiService } from './api/service.ts';
 import type { Principal } from './api/auth.ts';
 import { ApiError } from './api/api-error.ts';
+import { answerEtag } from './api/answer-etag.ts';
 
 const PUBLIC = /^\/api\/v[12]\//;
 const CACHEABLE = new Set(['/api/v2/libs/search', '/api/v2/context']);
@@ -52,14 +56,25 @@ export function publicApiMiddleware(service: ApiService, opts: { cacheMaxAgeSeco
       if (e instanceof ApiError) ctx.set(e.headers);
       throw e;
     }
-    await next();
-    if (ctx.method === 'GET' && ctx.status === 200 && CACHEABLE.has(ctx.path) && ctx.body !== undefined && ctx.body !== null) {
-      const text = typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
-      const etag = `"${createHash('sha256').update(ctx.type).update('\0').update(text).digest('base64url').slice(0, 32)}"`;
-      ctx.set('ETag', etag);
+    if (ctx.method !== 'GET' || !CACHEABLE.has(ctx.path)) return next();
+    // A store failure here is not the caller's problem: the route runs and answers for itself.
+    const etag = await answerEtag(service, ctx.path, ctx.query).catch(() => null);
+    const cacheHeaders = () => {
+      ctx.set('ETag', etag!);
       ctx.set('Cache-Control', `private, max-age=${opts.cacheMaxAgeSeconds}`);
       ctx.vary('Authorization');
-      if (noneMatch(ctx.get('if-none-match'), etag)) {
+    };
+    const ifNoneMatch = ctx.get('if-none-match');
+    // `*` matches any current answer, which only the route can tell exists.
+    if (etag && ifNoneMatch.trim() !== '*' && noneMatch(ifNoneMatch, etag)) {
+      cacheHeaders();
+      ctx.status = 304;
+      return;
+    }
+    await next();
+    if (etag && ctx.status === 200 && ctx.body !== undefined && ctx.body !== null) {
+      cacheHeaders();
+      if (noneMatch(ifNoneMatch, etag)) {
         ctx.status = 304;
         ctx.body = null;
       }

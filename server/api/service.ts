@@ -29,6 +29,7 @@ import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, on
 import { parseAddRequest, type AddRoute } from './add-requests.ts';
 import { fallbackLibraryId } from './derive-id.ts';
 import { checkOpenApiUpload } from './openapi-upload.ts';
+import { KERNEL_VERSION } from '../../core/version.ts';
 
 export type { Principal, HeaderBag } from './auth.ts';
 
@@ -99,6 +100,17 @@ export class ApiService {
       );
     }
     return { decision, headers };
+  }
+
+  /**
+   * What shapes every search and context answer besides the request, the libraries' builds and
+   * the policy: the kernel version, the query settings and the reranker and embedder in use. It
+   * is part of the answers' ETag (server/api/answer-etag.ts), so a change here makes clients
+   * fetch fresh answers. Providers configured in settings add their model and options here.
+   */
+  answerFingerprint(): string {
+    const { query, slots } = this.kernel.config;
+    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null, this.kernel.embedder ? 'embedder' : null]);
   }
 
   /** Whether the MCP endpoint must refuse requests without a key (setting `mcp.requireKey`). */

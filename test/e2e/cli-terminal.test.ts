@@ -80,7 +80,7 @@ describe('refdesk add on a terminal', { ...SKIP, timeout: 300_000 }, () => {
     assert.doesNotMatch(r.raw, /\{"at":/, `no JSON lines on a terminal:\n${shown}`);
     const warnings = rows.filter((l) => l.startsWith('warning: '));
     assert.equal(warnings.length, 6, shown);
-    assert.ok(warnings.some((l) => l.startsWith('warning: Skipped symlink outside.md: it points outside the upload folder')), shown);
+    assert.ok(warnings.some((l) => l.startsWith('warning: Skipped outside.md: it is a symbolic link to a place outside the folder')), shown);
     assert.ok(warnings.some((l) => l.startsWith('warning: page3.md: an include directive was left as written')), shown);
     // No row holds a warning and progress together (the progress line was cleared first).
     for (const row of rows) assert.ok(!(row.includes('warning:') && /\d+ files, \d+ snippets/.test(row)), `mixed row: ${row}`);
@@ -112,7 +112,7 @@ describe('refdesk add through a pipe', { timeout: 120_000 }, () => {
     const json = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
     assert.equal(json.length, 6, r.stderr);
     assert.ok(json.every((j) => j.level === 'warn' && typeof j.job === 'string' && j.library === '/docs/piped'));
-    assert.ok(json.some((j) => j.message === 'Skipped symlink outside.md: it points outside the upload folder'));
+    assert.ok(json.some((j) => j.message === 'Skipped outside.md: it is a symbolic link to a place outside the folder'));
     assert.doesNotMatch(r.stderr, /\r|\x1b/);
     assert.doesNotMatch(r.stderr, /^warning: |Skipped 1 file:/m);
   });

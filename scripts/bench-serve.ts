@@ -1,0 +1,458 @@
+/**
+ * The serving benchmark (issue 17): the real `refdesk` command and server as processes, on the
+ * shared corpora, printing one JSON document:
+ *
+ *   - runtime: the compiled code (dist/) or the sources through tsx, as bin/refdesk.js chose;
+ *   - ingest: `refdesk add <corpus> --name <name>`, one CLI call per corpus, into a fresh DATA_DIR;
+ *   - startToPingMs: from spawning `refdesk serve` to the first answered /ping (every start), and
+ *     startToPingCpuMs, the CPU time the server had used by then (much less load-dependent);
+ *   - firstAnswerMs: the first context answer of each library after a restart;
+ *   - rssMb: the server's resident memory once every library has answered once;
+ *   - latency: sequential GET /api/v2/context on the largest library, a different question each
+ *     time (generated from the corpus's headings, so no cache stands in), p50/p99;
+ *   - throughput: the same at concurrency 16 for a fixed time, beside a bare Koa route in this
+ *     process serving a real answer's bytes from memory; both rps and the share;
+ *   - pingUnderIngest: /ping p50/p99/max and errors at concurrency 32 while an archive of the
+ *     largest corpus is ingested through the server, with the server's event-loop delay over that
+ *     window (REFDESK_DEBUG_EVENT_LOOP=1 enables a loopback-only debug route in server/main.ts);
+ *   - timeout: with api.requestTimeoutMs set low, do questions past the deadline get a 504, and
+ *     how long after the request did it arrive.
+ *
+ *   npm run bench:serve [-- --corpora koa,python] [--skip-ingest --data-dir DIR] [--requests 200]
+ *                       [--seconds 10] [--timeout-ms 20] [--starts 3]
+ *
+ * Timings depend on the machine's load: the JSON carries `uptime`'s load averages before and after.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Koa from 'koa';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { create as createTar } from 'tar';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'refdesk.js');
+
+const { values } = parseArgs({
+  options: {
+    corpora: { type: 'string' },
+    'corpora-dir': { type: 'string', default: join(ROOT, '..', 'shared', 'corpora') },
+    questions: { type: 'string', default: join(ROOT, '..', 'shared', 'bench', 'questions.jsonl') },
+    'skip-ingest': { type: 'boolean', default: false },
+    'data-dir': { type: 'string' },
+    requests: { type: 'string', default: '200' },
+    seconds: { type: 'string', default: '10' },
+    'timeout-ms': { type: 'string', default: '20' },
+    starts: { type: 'string', default: '3' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+interface Corpus {
+  name: string;
+  libraryId: string;
+  bytes: number;
+  files: number;
+}
+
+const corporaDir = resolve(values['corpora-dir']!);
+const manifest = JSON.parse(readFileSync(join(corporaDir, 'MANIFEST.json'), 'utf8')) as { corpora: Corpus[] };
+const wanted = values.corpora ? new Set(values.corpora.split(',').map((s) => s.trim()).filter(Boolean)) : null;
+const corpora = manifest.corpora.filter((c) => !wanted || wanted.has(c.name));
+if (wanted) {
+  const unknown = [...wanted].filter((n) => !manifest.corpora.some((c) => c.name === n));
+  if (unknown.length) fail(`unknown corpora: ${unknown.join(', ')} (MANIFEST.json lists ${manifest.corpora.map((c) => c.name).join(', ')})`);
+}
+if (corpora.length === 0) fail('no corpora selected');
+if (values['skip-ingest'] && !values['data-dir']) fail('--skip-ingest needs --data-dir DIR (a data directory a previous run filled; run with --keep to keep it)');
+const largest = [...corpora].sort((a, b) => b.bytes - a.bytes)[0];
+const libraryIdOf = (c: Corpus) => `/docs/${c.name}`;
+const REQUESTS = positiveInt('requests');
+const SECONDS = positiveInt('seconds');
+const TIMEOUT_MS = positiveInt('timeout-ms');
+const STARTS = positiveInt('starts');
+
+function positiveInt(name: string): number {
+  const v = String(values[name as keyof typeof values]);
+  if (!/^\d+$/.test(v) || Number(v) < 1) fail(`--${name} must be a positive integer`);
+  return Number(v);
+}
+
+function fail(message: string): never {
+  process.stderr.write(`bench:serve: ${message}\n`);
+  process.exit(2);
+}
+
+const log = (m: string) => process.stderr.write(`${m}\n`);
+const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
+const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+const stats = (xs: number[]) => ({ n: xs.length, p50: round(percentile(xs, 50), 2), p99: round(percentile(xs, 99), 2), max: round(Math.max(...xs), 2) });
+
+// ---------------------------------------------------------------------------------------------
+// Questions
+// ---------------------------------------------------------------------------------------------
+
+/** Every heading of a corpus, with its file's name, as questions (distinct, in a fixed order). */
+function headingQuestions(c: Corpus): string[] {
+  const out = new Set<string>();
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(md|mdx|txt|rst)$/.test(e.name)) {
+        const stem = e.name.replace(/\.[^.]+$/, '').replace(/[-_~.]+/g, ' ');
+        for (const m of readFileSync(p, 'utf8').matchAll(/^#{1,4}\s+(.{3,80})$/gm)) {
+          const h = m[1].replace(/\{#[^}]*\}|[`*_[\]()<>{}]/g, ' ').replace(/\s+/g, ' ').trim();
+          if (h.split(' ').length >= 1 && /[a-z]/i.test(h)) out.add(`${h} ${stem}`.toLowerCase().slice(0, 200));
+        }
+      }
+    }
+  };
+  walk(join(corporaDir, c.name));
+  // A fixed shuffle, so consecutive requests do not ask about the same page.
+  const xs = [...out];
+  let seed = 17;
+  for (let i = xs.length - 1; i > 0; i--) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    const j = seed % (i + 1);
+    [xs[i], xs[j]] = [xs[j], xs[i]];
+  }
+  return xs;
+}
+
+/** The benchmark's own questions for a corpus (questions.jsonl), if any. */
+function benchQuestions(c: Corpus): string[] {
+  if (!existsSync(values.questions!)) return [];
+  return readFileSync(values.questions!, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { corpus: string; question: string })
+    .filter((q) => q.corpus === c.name)
+    .map((q) => q.question.slice(0, 480));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------------------------
+
+function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1', REFDESK_SHOW_RUNTIME: '1', ...extra };
+  delete e.NODE_TEST_CONTEXT;
+  return e;
+}
+
+function refdesk(args: string[], dataDir: string): { ms: number; stdout: string; stderr: string } {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env: env(dataDir), encoding: 'utf8', maxBuffer: 64 << 20 });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) fail(`refdesk ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
+  return { ms, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+interface Server {
+  child: ChildProcess;
+  base: string;
+  startToPingMs: number;
+  /** CPU time (user + system) the server process had used when /ping first answered. */
+  startCpuMs: number;
+  runtime: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(dataDir: string, extra: Record<string, string> = {}): Promise<Server> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: env(dataDir, { PORT: String(port), REFDESK_DEBUG_EVENT_LOOP: '1', ...extra }), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  child.stdout!.resume();
+  const base = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) fail(`the server exited (${child.exitCode}):\n${stderr}`);
+    if (performance.now() - t0 > 120_000) fail(`no /ping answer within 120 s:\n${stderr}`);
+    const ok = await fetch(`${base}/ping`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const startToPingMs = performance.now() - t0;
+  const startCpuMs = cpuMs(child.pid!);
+  const runtime = /running the compiled code/.test(stderr) ? 'dist' : /through tsx/.test(stderr) ? 'tsx' : 'unknown';
+  return {
+    child,
+    base,
+    startToPingMs,
+    startCpuMs,
+    runtime,
+    stop: () =>
+      new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/** CPU time of a process so far (Linux /proc; clock ticks of 10 ms). Unlike wall time, it hardly depends on the machine's load. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+  return round(kb / 1024);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+async function timed(url: string, headers: Record<string, string>): Promise<{ ms: number; status: number; bytes: number; body: Buffer; type: string }> {
+  const t0 = performance.now();
+  const res = await fetch(url, { headers });
+  const body = Buffer.from(await res.arrayBuffer());
+  return { ms: performance.now() - t0, status: res.status, bytes: body.length, body, type: res.headers.get('content-type') ?? '' };
+}
+
+const contextUrl = (base: string, c: Corpus, q: string, type = 'txt') => `${base}/api/v2/context?${new URLSearchParams({ libraryId: libraryIdOf(c), query: q, type })}`;
+
+/** Runs `concurrency` workers for `seconds`; each takes the next URL. */
+async function hammer(concurrency: number, seconds: number, nextUrl: () => string, headers: Record<string, string> = {}) {
+  const until = performance.now() + seconds * 1000;
+  const lat: number[] = [];
+  let errors = 0;
+  const statuses: Record<string, number> = {};
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        try {
+          const r = await timed(nextUrl(), headers);
+          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+          if (r.status !== 200) errors++;
+          lat.push(r.ms);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  return { requests: lat.length, errors, statuses, rps: round(lat.length / elapsed), latencyMs: stats(lat) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const result: Record<string, unknown> = {
+    machine: { cpus: (await import('node:os')).cpus().length, node: process.version, loadBefore: load() },
+    corpora: corpora.map((c) => c.name),
+    largest: { corpus: largest.name, libraryId: libraryIdOf(largest), bytes: largest.bytes },
+  };
+  const dataDir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'refdesk-bench-serve-'));
+  const scratch = mkdtempSync(join(tmpdir(), 'refdesk-bench-serve-files-'));
+  try {
+    // Ingest: one CLI call per corpus, no server running.
+    if (!values['skip-ingest']) {
+      if (values['data-dir'] && existsSync(dataDir) && readdirSync(dataDir).length > 0) fail(`${dataDir} is not empty; ingest needs a fresh data directory`);
+      mkdirSync(dataDir, { recursive: true });
+      const per: Record<string, number> = {};
+      let runtime = '';
+      const t0 = performance.now();
+      for (const c of corpora) {
+        const r = refdesk(['add', join(corporaDir, c.name), '--name', c.name], dataDir);
+        runtime ||= /running the compiled code/.test(r.stderr) ? 'dist' : 'tsx';
+        per[c.name] = Math.round(r.ms);
+        log(`ingest ${c.name}: ${Math.round(r.ms)} ms`);
+      }
+      result.ingest = { totalMs: Math.round(performance.now() - t0), perCorpusMs: per, runtime };
+    }
+
+    // A key of the largest plan, so the anonymous rate limit does not cut the run short.
+    const plans = (parseYaml(readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8')) as { rateLimits: { plans: Record<string, { requests: number }> } }).rateLimits.plans;
+    const plan = Object.keys(plans).sort((a, b) => plans[b].requests - plans[a].requests)[0];
+    const key = /rdk_[A-Za-z0-9_-]+/.exec(refdesk(['keys', 'create', '--name', 'bench-serve', '--plan', plan], dataDir).stdout)?.[0];
+    if (!key) fail('could not create an API key');
+    const auth = { authorization: `Bearer ${key}` };
+
+    // Extra starts for start-to-ping only.
+    const starts: number[] = [];
+    const startCpu: number[] = [];
+    for (let i = 1; i < STARTS; i++) {
+      const s = await startServer(dataDir);
+      starts.push(Math.round(s.startToPingMs));
+      startCpu.push(s.startCpuMs);
+      await s.stop();
+    }
+
+    const server = await startServer(dataDir);
+    starts.push(Math.round(server.startToPingMs));
+    startCpu.push(server.startCpuMs);
+    result.runtime = server.runtime;
+    result.startToPingMs = { runs: starts, median: percentile(starts, 50) };
+    result.startToPingCpuMs = { runs: startCpu, median: percentile(startCpu, 50) };
+    log(`server (${server.runtime}) answered /ping after ${starts.join(', ')} ms`);
+    try {
+      // First answer per library after the restart.
+      const first: Record<string, number> = {};
+      for (const c of corpora) {
+        const q = benchQuestions(c)[0] ?? headingQuestions(c)[0];
+        const r = await timed(contextUrl(server.base, c, q), auth);
+        if (r.status !== 200) fail(`first answer of ${c.name}: ${r.status} ${r.body.toString().slice(0, 300)}`);
+        first[c.name] = round(r.ms);
+      }
+      result.firstAnswerMs = first;
+      result.rssMbAfterAllAnswered = rssMb(server.child.pid!);
+      log(`first answers: ${JSON.stringify(first)}; rss ${result.rssMbAfterAllAnswered} MB`);
+
+      // Sequential latency on the largest library, a different question each time.
+      const questions = headingQuestions(largest);
+      let qi = 0;
+      const nextQuestion = () => questions[qi++ % questions.length] + (qi > questions.length ? ` ${Math.floor(qi / questions.length)}` : '');
+      const seq: number[] = [];
+      let sample: { body: Buffer; type: string } | null = null;
+      for (let i = 0; i < REQUESTS; i++) {
+        const r = await timed(contextUrl(server.base, largest, nextQuestion()), auth);
+        if (r.status !== 200) fail(`context: ${r.status} ${r.body.toString().slice(0, 300)}`);
+        seq.push(r.ms);
+        sample ??= r;
+      }
+      result.sequentialContext = { library: libraryIdOf(largest), questionsAvailable: questions.length, latencyMs: stats(seq), load: load() };
+      log(`sequential: ${JSON.stringify(stats(seq))}`);
+
+      // Throughput at concurrency 16 beside a bare Koa route serving a real answer from memory.
+      const bare = new Koa();
+      bare.use((ctx) => {
+        ctx.type = sample!.type;
+        ctx.body = sample!.body;
+      });
+      const bareServer = createServer(bare.callback());
+      await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', () => r()));
+      const bareBase = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+      const refdeskRun = await hammer(16, SECONDS, () => contextUrl(server.base, largest, nextQuestion()), auth);
+      const bareRun = await hammer(16, SECONDS, () => `${bareBase}/api/v2/context?q=${qi++}`);
+      await new Promise<void>((r) => bareServer.close(() => r()));
+      result.throughput16 = { refdesk: refdeskRun, bareKoa: bareRun, share: round(refdeskRun.rps / bareRun.rps, 3), answerBytes: sample!.body.length, load: load() };
+      log(`throughput: refdesk ${refdeskRun.rps} rps, bare ${bareRun.rps} rps`);
+
+      // /ping at concurrency 32 while an archive of the largest corpus is ingested through the server.
+      const archive = join(scratch, `${largest.name}.tar.gz`);
+      await createTar({ gzip: true, file: archive, cwd: corporaDir }, [largest.name]);
+      await fetch(`${server.base}/debug/event-loop`); // starts the window
+      let ingesting = true;
+      const ingestStart = performance.now();
+      const add = spawn(process.execPath, [BIN, 'add', archive, '--name', `${largest.name}-archive`], { cwd: ROOT, env: env(dataDir), stdio: ['ignore', 'ignore', 'pipe'] });
+      let addErr = '';
+      add.stderr!.setEncoding('utf8').on('data', (c: string) => (addErr += c));
+      // The CLI follows the job by polling the server; when a poll fails (the server too busy to
+      // answer) the CLI gives up but the job goes on: follow it here until it ends.
+      const addDone = new Promise<number | null>((r) => add.once('exit', (code) => r(code))).then(async (code) => {
+        const jobId = /\(job ([0-9a-f-]{36})\)/.exec(addErr)?.[1];
+        let state = code === 0 ? 'succeeded' : 'unknown';
+        while (jobId && state !== 'succeeded' && state !== 'failed' && state !== 'interrupted') {
+          await new Promise((r) => setTimeout(r, 500));
+          state = await fetch(`${server.base}/api/admin/jobs/${jobId}`).then(
+            async (r) => ((await r.json()) as { job: { state: string } }).job.state,
+            () => state,
+          );
+        }
+        return { code, state };
+      });
+      const pingLat: number[] = [];
+      let pingErrors = 0;
+      const pingers = Array.from({ length: 32 }, async () => {
+        while (ingesting) {
+          try {
+            const r = await timed(`${server.base}/ping`, {});
+            if (r.status !== 200) pingErrors++;
+            pingLat.push(r.ms);
+          } catch {
+            pingErrors++;
+          }
+        }
+      });
+      const { code: addCode, state: jobState } = await addDone;
+      ingesting = false;
+      await Promise.all(pingers);
+      const ingestMs = performance.now() - ingestStart;
+      const loop = (await (await fetch(`${server.base}/debug/event-loop`)).json()) as Record<string, number>;
+      if (jobState !== 'succeeded') fail(`the archive ingest failed (${addCode}, job ${jobState}): ${addErr.slice(-1000)}`);
+      const cliError = addCode === 0 ? null : addErr.trim().split('\n').filter((l) => l.startsWith('refdesk: ') && !l.includes('running the')).pop() ?? `exit ${addCode}`;
+      result.pingUnderIngest = { archive: `${largest.name}.tar.gz`, ingestMs: Math.round(ingestMs), cliExit: addCode, cliError, concurrency: 32, ping: stats(pingLat), errors: pingErrors, eventLoopDelay: loop, load: load() };
+      log(`ping under ingest: ${JSON.stringify(result.pingUnderIngest)}`);
+    } finally {
+      await server.stop();
+    }
+
+    // The deadline: a config with a small api.requestTimeoutMs, cold and warm questions.
+    const runtime = result.runtime === 'dist' ? 'dist' : 'src';
+    const baseConfig = runtime === 'dist' ? join(ROOT, 'dist', 'config', 'default.yaml') : join(ROOT, 'config', 'default.yaml');
+    const cfg = parseYaml(readFileSync(baseConfig, 'utf8')) as { plugins: Array<{ use: string }>; api: Record<string, number> };
+    for (const p of cfg.plugins) if (p.use.startsWith('.')) p.use = resolve(dirname(baseConfig), p.use);
+    cfg.api.requestTimeoutMs = TIMEOUT_MS;
+    const cfgFile = join(scratch, 'timeout.yaml');
+    writeFileSync(cfgFile, toYaml(cfg));
+    const slow = await startServer(dataDir, { REFDESK_CONFIG: cfgFile });
+    try {
+      const questions = headingQuestions(largest).reverse();
+      const runs: Array<{ status: number; ms: number }> = [];
+      for (let i = 0; i < 20; i++) {
+        const r = await timed(contextUrl(slow.base, largest, questions[i]), auth);
+        runs.push({ status: r.status, ms: round(r.ms) });
+      }
+      const late = runs.filter((r) => r.status === 504);
+      const answered = runs.filter((r) => r.status === 200);
+      result.timeout = {
+        requestTimeoutMs: TIMEOUT_MS,
+        requests: runs.length,
+        got504: late.length,
+        got200: answered.length,
+        other: runs.filter((r) => r.status !== 504 && r.status !== 200).map((r) => r.status),
+        firstRequest: runs[0],
+        ms504: late.length ? stats(late.map((r) => r.ms)) : null,
+        ms200: answered.length ? stats(answered.map((r) => r.ms)) : null,
+        within: late.length ? late.every((r) => r.ms <= TIMEOUT_MS * 2 + 50) : null,
+      };
+      log(`timeout: ${JSON.stringify(result.timeout)}`);
+    } finally {
+      await slow.stop();
+    }
+    result.loadAfter = load();
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    if (!values['data-dir'] && !values.keep) rmSync(dataDir, { recursive: true, force: true });
+    else log(`data directory kept: ${dataDir}`);
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench:serve: ${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});
