@@ -8,6 +8,8 @@ import type { Context, Middleware, Next } from 'koa';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { DocsBackend } from './backend.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { parseJsonText, readBody } from '../body.ts';
 import { createRefdeskMcpServer } from './tools.ts';
 import { apiKeyOf, isLoopbackHost, rebindingRefusal } from './request-guard.ts';
 
@@ -32,6 +34,17 @@ export interface McpEndpointOptions {
   defaultApiKey?: string;
   /** Told about out-of-band failures of the MCP handler (for the log). */
   onError?: (error: Error) => void;
+}
+
+/** The largest JSON-RPC body /mcp reads (the MCP SDK's own default bound). */
+const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+
+async function readMcpBody(ctx: Context): Promise<unknown> {
+  const type = ctx.request.type;
+  if (type && type !== 'application/json') {
+    throw new RefdeskError('invalid_request', `MCP messages are JSON: send "Content-Type: application/json" (got "${type.slice(0, 60)}").`);
+  }
+  return parseJsonText((await readBody(ctx, MAX_MCP_BODY_BYTES, 'The MCP message')).toString('utf8'));
 }
 
 function refuse(ctx: Context, status: 401 | 403, error: 'unauthorized' | 'forbidden', message: string): void {
@@ -70,7 +83,10 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
     }
     // The key (when given) and the client's address travel to the tools with the request.
     const auth: AuthInfo = { token: key ?? '', clientId: key ? 'refdesk-api-key' : 'anonymous', scopes: [], extra: { client: ctx.ip } };
+    // The JSON-RPC body is read here, by the same reader as the REST routes (size limit, depth
+    // bound, a 4xx {error, message} for a truncated or malformed body), before the SDK sees it.
+    const parsedBody = ctx.method === 'POST' ? await readMcpBody(ctx) : undefined;
     ctx.respond = false;
-    await toNode(Object.assign(ctx.req, { auth }), ctx.res);
+    await toNode(Object.assign(ctx.req, { auth }), ctx.res, parsedBody);
   };
 }
