@@ -318,4 +318,21 @@ describe('HTTP robustness (real server process)', () => {
     }
     await ping();
   });
+
+  test('methods no route takes are a 405 (or 404 on an unknown path), never a 5xx', async () => {
+    const cases: Array<[string, string, number]> = [
+      ['PROPFIND', '/api/v2/context?libraryId=/a/b&query=x', 405],
+      ['PURGE', '/api/v2/libs/search', 405],
+      ['DELETE', '/api/v2/context', 405],
+      ['PUT', '/api/admin/settings', 405],
+      ['MKCOL', '/api/admin/keys', 405],
+      ['PROPFIND', '/nowhere', 404],
+      ['LOCK', '/api/v9/x', 404],
+    ];
+    for (const [method, path, status] of cases) {
+      const reply = await raw(head(method, path, { Authorization: `Bearer ${admin}` }));
+      assertClientError(reply, `${method} ${path}`, status);
+    }
+    await ping();
+  });
 });
