@@ -13,6 +13,11 @@ import { createApp } from './app.ts';
 async function main(): Promise<void> {
   const settings = readSettings();
   const logger = createConsoleLogger(settings.logLevel);
+  // Defense in depth only: every promise a request starts is handled where it starts. One that
+  // slips through is logged as the bug it is instead of ending the process (npm run fuzz counts them).
+  process.on('unhandledRejection', (e) => {
+    logger.error('unhandled promise rejection (a bug)', { error: e instanceof Error ? e.message : String(e), stack: e instanceof Error ? e.stack : undefined });
+  });
   const env: RuntimeEnv = { dataDir: settings.dataDir, mode: 'server', port: settings.port };
   const kernel = await createKernel(settings.configFile, { env, logger });
 
