@@ -36,6 +36,9 @@ export interface McpEndpointOptions {
   onError?: (error: Error) => void;
 }
 
+/** The methods the MCP SDK's HTTP handler answers (others are a 405 here). */
+const MCP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS']);
+
 /** The largest JSON-RPC body /mcp reads (the MCP SDK's own default bound). */
 const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -64,6 +67,13 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
 
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== path) return next();
+    if (!MCP_METHODS.has(ctx.method)) {
+      // Never handed to the SDK: a web Request cannot even be built for TRACE or CONNECT (500).
+      ctx.status = 405;
+      ctx.set('Allow', 'GET, POST, DELETE');
+      ctx.body = { error: 'method_not_allowed', message: `${ctx.method} is not allowed on ${path}; MCP over HTTP uses POST (and GET, DELETE).` };
+      return;
+    }
     if (guardHosts) {
       const why = rebindingRefusal(ctx.req.headers);
       if (why) return refuse(ctx, 403, 'forbidden', why);

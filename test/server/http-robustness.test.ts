@@ -328,6 +328,9 @@ describe('HTTP robustness (real server process)', () => {
       ['MKCOL', '/api/admin/keys', 405],
       ['PROPFIND', '/nowhere', 404],
       ['LOCK', '/api/v9/x', 404],
+      ['TRACE', '/mcp', 405],
+      ['PUT', '/mcp', 405],
+      ['PROPFIND', '/mcp', 405],
     ];
     for (const [method, path, status] of cases) {
       const reply = await raw(head(method, path, { Authorization: `Bearer ${admin}` }));
