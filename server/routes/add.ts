@@ -79,6 +79,8 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
   bb.on('file', (name, stream, info) => {
     if (!FILE_FIELDS.includes(name) || saved) {
       failure ??= new RefdeskError('invalid_request', saved ? 'Send one specification file per upload.' : `Unexpected file field "${name.slice(0, 40)}"; send the specification in "openapiFile".`);
+      // Drained and dropped; busboy fails this stream too when the form ends early.
+      stream.on('error', () => {});
       stream.resume();
       return;
     }
@@ -96,7 +98,10 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
   });
   const parsed = new Promise<RefdeskError | null>((resolve) => {
     const req = ctx.req;
+    let settled = false;
     const done = (e: RefdeskError | null) => {
+      if (settled) return;
+      settled = true;
       req.off('aborted', onAborted);
       req.off('close', onClose);
       if (e) {
@@ -112,7 +117,7 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
       if (!req.complete) done(bodyEndedEarly());
     };
     bb.once('close', () => done(null));
-    bb.once('error', (e: Error) => {
+    bb.on('error', (e: Error) => {
       const detail = /unexpected end of form/i.test(e.message) ? 'it ended before its closing boundary' : e.message.slice(0, 120);
       done(new RefdeskError('invalid_request', `The multipart body is malformed (${detail}); send the file in the "openapiFile" field of a complete multipart/form-data body.`));
     });

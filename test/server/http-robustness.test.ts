@@ -161,6 +161,8 @@ describe('HTTP robustness (real server process)', () => {
       ['empty body', { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, Buffer.alloc(0)],
       ['part without headers end', { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, multipart(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="openapiFile"`)],
       ['wrong field name', { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, multipart(filePart(SPEC).replace('openapiFile', 'other') + `\r\n--${BOUNDARY}--\r\n`)],
+      ['wrong field name, truncated', { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, multipart(filePart(SPEC).replace('openapiFile', 'other'))],
+      ['second file, truncated', { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` }, multipart(filePart(SPEC) + '\r\n' + filePart(SPEC))],
       ['declared far too large', { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, 'Content-Length': 10 * 1024 * 1024 * 1024 }, Buffer.alloc(0)],
     ];
     for (const [what, headers, body] of cases) {
