@@ -340,4 +340,29 @@ describe('HTTP robustness (real server process)', () => {
     }
     await ping();
   });
+
+  test('malformed HTTP framing (bad chunk sizes, Data after Connection: close) answers 400 or closes, and nothing reaches stderr but JSON log lines', async () => {
+    const framings = [
+      `zz\r\n{"a":1}\r\n0\r\n\r\n`,
+      `5\r\n{"a":1}XX\r\n0\r\n\r\n`,
+      `7\r\n{"a":1}\r\n0\r\n\r\nGET /ping HTTP/1.1\r\n\r\n`,
+    ];
+    for (const r of [...JSON_ROUTES(), { method: 'POST', path: '/mcp', auth: { Accept: 'application/json, text/event-stream' } }]) {
+      for (const body of framings) {
+        const reply = await raw(head(r.method, r.path, { ...r.auth, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }), body);
+        if (reply.status !== null) assert.ok(reply.status < 500, `${r.method} ${r.path}: ${reply.text.slice(0, 300)}`);
+      }
+    }
+    await ping();
+    const stray = server
+      .stderr()
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('{'));
+    assert.deepEqual(stray.slice(0, 10), [], 'no printout besides the JSON log');
+    const failures = server
+      .stderr()
+      .split('\n')
+      .filter((l) => /"level":"error"/.test(l) && /request failed|connection failed|unhandled/.test(l));
+    assert.deepEqual(failures, [], 'no request failure logged');
+  });
 });
