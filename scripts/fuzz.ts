@@ -173,6 +173,7 @@ async function main(): Promise<void> {
     let serverErrorCount = 0;
     let timeouts = 0;
     const timeoutSamples: string[] = [];
+    const noAnswerSamples: string[] = [];
     let sent = 0;
     let next = 0;
     const started = Date.now();
@@ -186,6 +187,7 @@ async function main(): Promise<void> {
           byClass.aborted = (byClass.aborted ?? 0) + 1;
           continue;
         }
+        if (reply.status === null && !reply.timedOut && noAnswerSamples.length < 5) noAnswerSamples.push(describe(r));
         if (reply.timedOut) {
           timeouts++;
           if (timeoutSamples.length < 5) timeoutSamples.push(describe(r));
@@ -225,6 +227,8 @@ async function main(): Promise<void> {
       firstServerErrors: serverErrors,
       timeouts,
       firstTimeouts: timeoutSamples,
+      // Connections closed without an answer (mostly framing Node's HTTP parser refuses by closing).
+      firstNoAnswers: noAnswerSamples,
       loggedErrors: loggedErrors.length,
       firstLoggedErrors: loggedErrors.slice(0, 5).map((l) => l.slice(0, 600)),
       unhandledRejections: unhandled.length,
