@@ -37,6 +37,8 @@ export interface Policy {
 /** The setting key the policy is stored under. */
 export const POLICY_SETTING = 'policy';
 const MAX_LIST = 1000;
+/** How many problems of a bad PATCH body the error message lists. */
+const MAX_PROBLEMS_SHOWN = 5;
 
 export function defaultPolicy(): Policy {
   return {
@@ -228,7 +230,12 @@ export function applyPolicyPatch(current: Policy, patch: unknown): Policy {
     throw new RefdeskError('invalid_request', 'The body must be a JSON object with "sourceTypes" and/or "libraryFilters".');
   }
   const problems = validate(POLICY_PATCH_SCHEMA as unknown as Record<string, unknown>, structuredClone(patch), 'body');
-  if (problems.length > 0) throw new RefdeskError('invalid_request', `Invalid policy update: ${problems.join('; ')}`);
+  if (problems.length > 0) {
+    // A body with thousands of bad fields gets the first few named, not a megabyte of message.
+    const shown = problems.slice(0, MAX_PROBLEMS_SHOWN).join('; ');
+    const more = problems.length > MAX_PROBLEMS_SHOWN ? ` (and ${problems.length - MAX_PROBLEMS_SHOWN} more problems)` : '';
+    throw new RefdeskError('invalid_request', `Invalid policy update: ${shown}${more}`);
+  }
   const p = patch as {
     sourceTypes?: { enable?: SourceType[]; disable?: SourceType[] };
     libraryFilters?: {

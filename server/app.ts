@@ -33,6 +33,12 @@ export interface RefdeskApp {
   service: ApiService;
 }
 
+/** Errors of a client's connection or framing (reset, aborted, malformed HTTP), not of the server. */
+function isClientConnectionError(e: NodeJS.ErrnoException): boolean {
+  const code = e.code ?? '';
+  return code.startsWith('HPE_') || ['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED'].includes(code) || e.message === 'aborted';
+}
+
 /** Builds the Koa app over an opened kernel. Never listens (main.ts does). */
 export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp {
   const app = new Koa();
@@ -41,6 +47,13 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   const service = createApiService(kernel, jobs);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   app.use(errorMiddleware(kernel.logger));
+  // Koa reports here what no middleware can catch: failures of the connection after the handler
+  // (a client that resets it, a malformed chunked body). Those are the client's, logged at debug;
+  // anything else is logged as the error it is (never Koa's default stderr printout).
+  app.on('error', (e: NodeJS.ErrnoException) => {
+    if (isClientConnectionError(e)) kernel.logger.debug('client connection error', { code: e.code, error: e.message });
+    else kernel.logger.error('connection failed', { error: e.message, stack: e.stack });
+  });
   app.use(async (ctx, next) => {
     if (ctx.path === '/ping') {
       ctx.body = { status: 'ok', message: 'pong' };

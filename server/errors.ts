@@ -11,6 +11,11 @@ export function errorMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
+      if (ctx.status === 501 && ctx.body === undefined) {
+        // The router's answer to a method it does not know (PROPFIND, PURGE...): a client error,
+        // like any other method the path does not take (405), or an unknown path (404).
+        ctx.status = ctx.response.get('Allow') ? 405 : 404;
+      }
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
         ctx.body = { error: 'not_found', message: `No route for ${ctx.method} ${ctx.path}. The API is described at /api/openapi.json.` };

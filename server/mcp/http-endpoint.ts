@@ -4,14 +4,14 @@
  * 2025-era clients (initialize handshake, protocol 2024-11-05 to 2025-11-25), stateless serving
  * with a fresh server per request. Nothing is kept between requests.
  */
-import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware, Next } from 'koa';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import type { DocsBackend } from './backend.ts';
 import { createRefdeskMcpServer } from './tools.ts';
 import { apiKeyOf, isLoopbackHost, rebindingRefusal } from './request-guard.ts';
-import { isRefdeskError } from '../../core/errors.ts';
+import { isRefdeskError, RefdeskError } from '../../core/errors.ts';
+import { parseJsonText, readBody } from '../body.ts';
 import { ApiError } from '../api/api-error.ts';
 import { clientAddressOf } from '../public-api.ts';
 import { HostAllowList, type AllowedHost } from '../allowed-hosts.ts';
@@ -53,10 +53,21 @@ export interface McpEndpointOptions {
   rateLimit?: (apiKey: string | undefined, client: string) => Promise<Record<string, string>>;
 }
 
-/** The most of a request body read to count its tool calls (the MCP SDK's own default limit). */
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The methods the MCP SDK's HTTP handler answers (others are a 405 here). */
+const MCP_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'DELETE', 'HEAD', 'OPTIONS']);
 
-function refuse(ctx: Context, status: 401 | 403 | 413, error: 'invalid_api_key' | 'forbidden' | 'forbidden_origin' | 'too_large', message: string): void {
+/** The largest JSON-RPC body /mcp reads (the MCP SDK's own default bound). */
+const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+
+async function readMcpBody(ctx: Context): Promise<unknown> {
+  const type = ctx.request.type;
+  if (type && type !== 'application/json') {
+    throw new RefdeskError('invalid_request', `MCP messages are JSON: send "Content-Type: application/json" (got "${type.slice(0, 60)}").`);
+  }
+  return parseJsonText((await readBody(ctx, MAX_MCP_BODY_BYTES, 'The MCP message')).toString('utf8'));
+}
+
+function refuse(ctx: Context, status: 401 | 403, error: 'invalid_api_key' | 'forbidden' | 'forbidden_origin', message: string): void {
   ctx.status = status;
   ctx.body = { error, message };
   if (status === 401) ctx.set('WWW-Authenticate', 'Bearer realm="refdesk"');
@@ -74,6 +85,13 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
 
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== path) return next();
+    if (!MCP_METHODS.has(ctx.method)) {
+      // Never handed to the SDK: a web Request cannot even be built for TRACE or CONNECT (500).
+      ctx.status = 405;
+      ctx.set('Allow', 'GET, POST, DELETE');
+      ctx.body = { error: 'method_not_allowed', message: `${ctx.method} is not allowed on ${path}; MCP over HTTP uses POST (and GET, DELETE).` };
+      return;
+    }
     if (guardHosts) {
       const why = rebindingRefusal(ctx.req.headers, allowed);
       if (why) return refuse(ctx, 403, 'forbidden', why);
@@ -94,15 +112,14 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
       );
     }
     const client = clientAddressOf(ctx);
-    // Tool calls count against the caller's rate limit before the MCP handler reads the request.
-    let body: Buffer | undefined;
-    if (options.rateLimit && ctx.method === 'POST') {
-      const read = await readBody(ctx.req, MAX_BODY_BYTES);
-      if (read === null) return refuse(ctx, 413, 'too_large', `An MCP request body may be at most ${MAX_BODY_BYTES} bytes.`);
-      body = read;
+    // The JSON-RPC body is read here, by the same reader as the REST routes (size limit, depth
+    // bound, a 4xx {error, message} for a truncated or malformed body), before the SDK sees it.
+    const parsedBody = ctx.method === 'POST' ? await readMcpBody(ctx) : undefined;
+    // Tool calls count against the caller's rate limit before the MCP handler runs them.
+    if (options.rateLimit && parsedBody !== undefined) {
       let headers: Record<string, string> = {};
       try {
-        for (let i = toolCalls(body); i > 0; i--) headers = await options.rateLimit(key, client);
+        for (let i = toolCalls(parsedBody); i > 0; i--) headers = await options.rateLimit(key, client);
       } catch (e) {
         if (!isRefdeskError(e) || e.code !== 'rate_limit_exceeded') throw e;
         ctx.status = e.status;
@@ -115,43 +132,12 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
     // The key (when given) and the client's address travel to the tools with the request.
     const auth: AuthInfo = { token: key ?? '', clientId: key ? 'refdesk-api-key' : 'anonymous', scopes: [], extra: { client } };
     ctx.respond = false;
-    await toNode(body ? replay(ctx.req, body, auth) : Object.assign(ctx.req, { auth }), ctx.res);
+    await toNode(Object.assign(ctx.req, { auth }), ctx.res, parsedBody);
   };
 }
 
-/** The request body, or null when it is longer than `max` bytes. */
-async function readBody(req: IncomingMessage, max: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of req) {
-    total += (chunk as Buffer).length;
-    if (total > max) return null;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, total);
-}
-
-/** How many `tools/call` messages a JSON-RPC body holds (0 when it is not JSON: the MCP handler answers that). */
-function toolCalls(body: Buffer): number {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return 0;
-  }
+/** How many `tools/call` messages a parsed JSON-RPC body holds. */
+function toolCalls(parsed: unknown): number {
   const messages = Array.isArray(parsed) ? parsed : [parsed];
   return messages.filter((m) => m !== null && typeof m === 'object' && (m as { method?: unknown }).method === 'tools/call').length;
-}
-
-/** The request again, with its body already read, for the MCP handler. */
-function replay(req: IncomingMessage, body: Buffer, auth: AuthInfo) {
-  return {
-    method: req.method,
-    url: req.url,
-    headers: req.headers,
-    auth,
-    async *[Symbol.asyncIterator]() {
-      if (body.length > 0) yield body;
-    },
-  };
 }

@@ -1,21 +1,23 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { newRouter } from './router.ts';
 import busboy from 'busboy';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { RefdeskError } from '../../core/errors.ts';
 import type { ApiService } from '../api/service.ts';
 import { ADD_ROUTES, type AddRoute } from '../api/add-requests.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
-import { readJsonBody } from '../body.ts';
+import { bodyEndedEarly, readJsonBody } from '../body.ts';
 
 /** POST /api/v2/add/{repo/github|repo/gitlab|repo/bitbucket|repo/git|openapi|llmstxt|website|confluence} and /api/v2/add/openapi-upload */
 export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploadBytes: number }): Router {
-  const r = new Router();
+  const r = newRouter();
   for (const route of ADD_ROUTES) {
     r.post(`/api/v2/add/${route}`, async (ctx) => {
       const principal = principalOf(ctx);
@@ -40,61 +42,99 @@ export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploa
 
 const FILE_FIELDS = ['openapiFile', 'file'];
 
-/** Saves the multipart upload's one file under <dataDir>/uploads; refuses anything else. */
+/**
+ * Saves the multipart upload's one file under <dataDir>/uploads; refuses anything else. Every
+ * stream this starts is awaited and every failure becomes a 4xx: a body that ends before its
+ * closing boundary, a connection that drops mid-body, a file over the limit. On any failure the
+ * partial file is removed once its write stream has closed.
+ */
 async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }): Promise<{ path: string; fileName: string; title?: string; force: boolean }> {
   if (ctx.request.type !== 'multipart/form-data') {
     throw new RefdeskError('invalid_request', 'Send the specification as multipart/form-data with the file in the "openapiFile" field.');
   }
+  const tooLarge = () =>
+    new RefdeskError('too_large', `The specification file is larger than ${opts.maxUploadBytes} bytes (${Math.round(opts.maxUploadBytes / 1048576)} MB), the limit for uploads.`);
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > opts.maxUploadBytes + 64 * 1024) {
-    throw new RefdeskError('too_large', `The specification file is larger than ${opts.maxUploadBytes} bytes (${Math.round(opts.maxUploadBytes / 1048576)} MB), the limit for uploads.`);
+    ctx.set('Connection', 'close');
+    throw tooLarge();
+  }
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: ctx.req.headers, limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 10, fieldSize: 2000, parts: 20 } });
+  } catch {
+    throw new RefdeskError('invalid_request', 'The multipart body is malformed: its Content-Type needs a boundary (multipart/form-data; boundary=...).');
   }
   const dir = join(opts.dataDir, 'uploads');
   await mkdir(dir, { recursive: true });
   const fields: Record<string, string> = {};
   let saved: { path: string; fileName: string } | null = null;
   let failure: RefdeskError | null = null;
-  const writes: Promise<void>[] = [];
-  let bb: busboy.Busboy;
-  try {
-    bb = busboy({ headers: ctx.req.headers, limits: { fileSize: opts.maxUploadBytes, files: 1, fields: 10, fieldSize: 2000 } });
-  } catch {
-    throw new RefdeskError('invalid_request', 'The multipart body is malformed (missing boundary).');
-  }
+  // Settles when the file's write stream is done (written or failed); never rejects.
+  let written: Promise<Error | null> = Promise.resolve(null);
+  let fileStream: Readable | null = null;
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
   bb.on('file', (name, stream, info) => {
     if (!FILE_FIELDS.includes(name) || saved) {
       failure ??= new RefdeskError('invalid_request', saved ? 'Send one specification file per upload.' : `Unexpected file field "${name.slice(0, 40)}"; send the specification in "openapiFile".`);
+      // Drained and dropped; busboy fails this stream too when the form ends early.
+      stream.on('error', () => {});
       stream.resume();
       return;
     }
     const ext = /\.(json|ya?ml)$/i.exec(info.filename ?? '')?.[0].toLowerCase() ?? '';
     const path = join(dir, `${randomUUID()}${ext}`);
     saved = { path, fileName: info.filename || 'openapi.json' };
+    fileStream = stream;
     stream.on('limit', () => {
-      failure = new RefdeskError('too_large', `The specification file is larger than ${opts.maxUploadBytes} bytes (${Math.round(opts.maxUploadBytes / 1048576)} MB), the limit for uploads.`);
+      failure = tooLarge();
     });
-    writes.push(pipeline(stream, createWriteStream(path)));
+    written = pipeline(stream, createWriteStream(path)).then(
+      () => null,
+      (e: Error) => e,
+    );
   });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      bb.on('close', resolve);
-      bb.on('error', () => reject(new RefdeskError('invalid_request', 'The multipart body is malformed.')));
-      ctx.req.pipe(bb);
+  const parsed = new Promise<RefdeskError | null>((resolve) => {
+    const req = ctx.req;
+    let settled = false;
+    const done = (e: RefdeskError | null) => {
+      if (settled) return;
+      settled = true;
+      req.off('aborted', onAborted);
+      req.off('close', onClose);
+      if (e) {
+        req.unpipe(bb);
+        req.resume();
+        // Busboy stops feeding the file: end its stream so the write stream closes.
+        if (fileStream && !fileStream.readableEnded) fileStream.destroy(e);
+      }
+      resolve(e);
+    };
+    const onAborted = () => done(bodyEndedEarly());
+    const onClose = () => {
+      if (!req.complete) done(bodyEndedEarly());
+    };
+    bb.once('close', () => done(null));
+    bb.on('error', (e: Error) => {
+      const detail = /unexpected end of form/i.test(e.message) ? 'it ended before its closing boundary' : e.message.slice(0, 120);
+      done(new RefdeskError('invalid_request', `The multipart body is malformed (${detail}); send the file in the "openapiFile" field of a complete multipart/form-data body.`));
     });
-    await Promise.all(writes);
-  } catch (e) {
-    if (saved) await rm((saved as { path: string }).path, { force: true });
-    throw e;
-  }
+    req.on('aborted', onAborted);
+    req.on('close', onClose);
+    req.pipe(bb);
+  });
+  const parseError = await parsed;
+  // A failed form fails the file stream too; wait for the write stream before touching the file.
+  const writeError = await written;
   const file = saved as { path: string; fileName: string } | null;
-  if (failure || !file) {
+  const problem = parseError ?? failure ?? writeError ?? (file ? null : new RefdeskError('invalid_request', 'No specification file: send it in the "openapiFile" field of a multipart/form-data body.'));
+  if (problem) {
     if (file) await rm(file.path, { force: true });
-    throw failure ?? new RefdeskError('invalid_request', 'No specification file: send it in the "openapiFile" field of a multipart/form-data body.');
+    throw problem;
   }
   const force = fields.force === 'true';
   const title = fields.libraryTitle?.trim() || undefined;
-  return { path: file.path, fileName: file.fileName, title, force };
+  return { path: file!.path, fileName: file!.fileName, title, force };
 }

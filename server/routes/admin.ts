@@ -1,10 +1,8 @@
-import Router from '@koa/router';
-import { createWriteStream } from 'node:fs';
+import type Router from '@koa/router';
+import { newRouter } from './router.ts';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
 import type { Context, Next } from 'koa';
 import type { Kernel } from '../../core/kernel.ts';
 import { RefdeskError } from '../../core/errors.ts';
@@ -13,7 +11,7 @@ import type { JobRunner } from '../job-runner.ts';
 import { libraryJson } from '../api/library-json.ts';
 import { requiredString } from '../params.ts';
 import type { ApiService } from '../api/service.ts';
-import { readJsonBody } from '../body.ts';
+import { readJsonBody, saveBody } from '../body.ts';
 import { objectBody, onlyFields, optionalString, requiredString as requiredField } from '../api/params.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
 import type { ApiKeyRole } from '../../core/contracts.ts';
@@ -25,7 +23,7 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
  * (loopback), which is how the `refdesk` CLI talks to a running server.
  */
 export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService, opts: { maxUploadBytes: number }): Router {
-  const r = new Router({ prefix: '/api/admin' });
+  const r = newRouter('/api/admin');
   r.use(async (ctx: Context, next: Next) => {
     if (!LOOPBACK.has(ctx.request.socket.remoteAddress ?? '')) {
       throw new RefdeskError('forbidden', 'Admin routes answer only local requests on this version.');
@@ -118,16 +116,8 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     const dir = join(kernel.env.dataDir, 'uploads');
     await mkdir(dir, { recursive: true });
     const file = join(dir, `${randomUUID()}.upload`);
-    let size = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        size += chunk.length;
-        if (size > opts.maxUploadBytes) cb(new RefdeskError('too_large', `Upload larger than ${opts.maxUploadBytes} bytes.`));
-        else cb(null, chunk);
-      },
-    });
     try {
-      await pipeline(ctx.req, limit, createWriteStream(file));
+      await saveBody(ctx, file, opts.maxUploadBytes, 'The upload');
       const { library, job } = await addLibrary(kernel, { source: 'upload', name, title, description, spec: { path: file } });
       jobs.enqueue(job.id);
       ctx.status = 202;

@@ -1,10 +1,11 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { newRouter } from './router.ts';
 import type { ApiService } from '../api/service.ts';
 import { principalOf } from '../public-api.ts';
 
 /** GET /api/v2/context */
 export function contextRoutes(service: ApiService): Router {
-  const r = new Router();
+  const r = newRouter();
   r.get('/api/v2/context', async (ctx) => {
     const result = await service.getContextFor(principalOf(ctx), ctx.query);
     if (result.type === 'json') {

@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { newRouter } from './router.ts';
 import type { ApiService } from '../api/service.ts';
 import { principalOf } from '../public-api.ts';
 import { readJsonBody } from '../body.ts';
@@ -6,7 +7,7 @@ import { requireAdmin } from '../api/auth.ts';
 
 /** GET and PATCH /api/v2/policies */
 export function policyRoutes(service: ApiService): Router {
-  const r = new Router();
+  const r = newRouter();
   r.get('/api/v2/policies', async (ctx) => {
     ctx.body = await service.getPolicyFor(principalOf(ctx));
   });

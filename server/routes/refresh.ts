@@ -1,4 +1,5 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
+import { newRouter } from './router.ts';
 import type { ApiService } from '../api/service.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
@@ -6,7 +7,7 @@ import { readJsonBody } from '../body.ts';
 
 /** POST /api/v1/refresh */
 export function refreshRoutes(service: ApiService): Router {
-  const r = new Router();
+  const r = newRouter();
   r.post('/api/v1/refresh', async (ctx) => {
     const principal = principalOf(ctx);
     requireKey(principal, 'Refreshing a library');
