@@ -11,6 +11,7 @@ import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-
 import { validate } from './validate.ts';
 import { openSpec, sealSpec } from './secrets.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
+import { rawUploadOf, releaseUpload } from './uploads.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -90,14 +91,25 @@ export interface RunJobOptions {
   batchSize?: number;
 }
 
-/** Runs a queued job to its end. Resolves with the final job record (succeeded or failed). */
+/**
+ * Runs a queued job to its end. The job is claimed first (queued -> running, atomically): when it
+ * is not queued any more (another runner took it, it finished or was deleted), it is not run and
+ * its current record is returned. Resolves with the final job record: succeeded or failed, or
+ * queued again when `signal` stopped it (shutdown: it runs again at the next start).
+ */
 export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJobOptions = {}): Promise<JobRecord> {
   const { store, logger } = kernel;
-  const job = await store.getJob(jobId);
-  if (!job) throw new RefdeskError('invalid_request', `Unknown job "${jobId}".`);
+  const claimed = await store.claimJob(jobId);
+  if (!claimed) {
+    const current = await store.getJob(jobId);
+    if (!current) throw new RefdeskError('invalid_request', `Unknown job "${jobId}".`);
+    logger.debug('job not run: it is not queued', { job: jobId, state: current.state });
+    return current;
+  }
+  const job = claimed;
   const library = await store.getLibrary(job.libraryId);
-  if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
-  const entry = kernel.sources.get(library.source.kind);
+  const entry = library ? kernel.sources.get(library.source.kind) : undefined;
+  const rawUpload = library ? rawUploadOf(kernel.env.dataDir, library.source) : null;
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
   const log = (level: LogLevel, message: string) => {
@@ -113,11 +125,22 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       void store.updateJob(job.id, { progress: { ...progress } }).catch(() => {});
     }
   };
+  /** The job's raw upload is not needed once the job has ended (kept while it may run again). */
+  const ended = async (record: JobRecord): Promise<JobRecord> => {
+    if (rawUpload) {
+      await releaseUpload(kernel, rawUpload, job.id).then(
+        (removed) => removed && logger.debug('removed the raw upload of an ended job', { job: job.id }),
+        (e: unknown) => logger.warn('could not remove a raw upload', { job: job.id, error: (e as Error).message }),
+      );
+    }
+    return record;
+  };
 
-  await store.updateJob(job.id, { state: 'running', progress });
-  log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
+  await store.updateJob(job.id, { progress });
   let buildId: string | null = null;
   try {
+    if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
+    log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
     buildId = await store.beginBuild(job.libraryId, job.version, job.id);
     // Documents of the served build that this kernel's chunking made: the source may skip them.
@@ -216,22 +239,19 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
     report(true);
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } });
+    return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
   } catch (e) {
     if (buildId) await store.failBuild(buildId).catch(() => {});
     if (options.signal?.aborted) {
-      // Shutdown or cancellation, not a fault of the source: the served version is unchanged.
-      log('warn', 'interrupted: the ingest was stopped before it finished; the served version is unchanged');
-      return await store.updateJob(job.id, {
-        state: 'interrupted',
-        error: { code: 'interrupted', message: 'The ingest was stopped before it finished; the previously served version is unchanged.' },
-        progress: { ...progress },
-      });
+      // Shutdown, not a fault of the source: the served version is unchanged and the job runs
+      // again (from the start) when the server starts next.
+      log('warn', 'stopped by a shutdown before it finished: queued to run again at the next start; the served version is unchanged');
+      return await store.updateJob(job.id, { state: 'queued', error: null, progress: { ...progress } });
     }
     const err = isRefdeskError(e) ? { code: e.code, message: e.message } : { code: 'internal_error', message: `Ingest failed: ${(e as Error).message}` };
     log('error', `failed: ${err.message}`);
     if (!isRefdeskError(e)) logger.error('ingest crashed', { job: job.id, stack: (e as Error).stack });
-    return await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } });
+    return await ended(await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } }));
   }
 }
 

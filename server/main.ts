@@ -11,6 +11,7 @@ import { readSettings } from './env.ts';
 import { createApp } from './app.ts';
 
 async function main(): Promise<void> {
+  const startedAt = new Date();
   const settings = readSettings();
   const logger = createConsoleLogger(settings.logLevel);
   const env: RuntimeEnv = { dataDir: settings.dataDir, mode: 'server', port: settings.port };
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
   const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host } });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
-  await jobs.resumeQueued();
+  await jobs.resumeQueued(startedAt);
   logger.info(`Refdesk listening on http://${settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host}:${env.port}`, { dataDir: settings.dataDir });
   process.stdout.write(`Refdesk listening on port ${env.port} (data: ${settings.dataDir})\n`);
 
