@@ -17,6 +17,7 @@ import { addLibrary, runIngestJob } from '../core/ingest.ts';
 import { getContext, toContextJson, toContextText } from '../core/query.ts';
 import { searchLibraries } from '../core/library-search.ts';
 import { cmdKeys, cmdRename, cmdSettings } from './cli-admin.ts';
+import { deleteLibrary } from './api/service.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings, type ProcessSettings } from './env.ts';
@@ -43,6 +44,8 @@ Commands:
   keys list                              list API keys (id, prefix, plan, role, state)
   keys revoke <id>                       revoke an API key
   rename <oldId> <newId>                 rename a library; the old ID answers 301
+  delete <libraryId>                     delete a library (every version, build, snippet, job and
+                                         upload); a pinned ID (/owner/repo/v1) deletes that version
   settings [set mcp.requireKey true|false]
                                          show or change server settings (require a key on /mcp)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
@@ -229,6 +232,34 @@ async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promis
   }
 }
 
+/**
+ * Deletes a library, or one version of it with a pinned ID: through the running server's admin
+ * route when a server holds the data directory, else directly (taking the writer lock).
+ */
+async function cmdDelete(settings: ProcessSettings, positionals: string[]): Promise<number> {
+  const [libraryId, ...extra] = positionals;
+  if (!libraryId || extra.length > 0) throw new RefdeskError('invalid_request', 'delete: give one library ID, e.g. refdesk delete /docs/mylib (or /docs/mylib/v1 for one version).');
+  const lock = await readDataLock(settings.dataDir);
+  if (lock && lock.mode === 'server' && lock.port) {
+    const path = libraryId.split('/').filter(Boolean).map(encodeURIComponent).join('/');
+    const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/libraries/${path}`, { method: 'DELETE' });
+    const json = (await res.json().catch(() => ({}))) as { message?: string };
+    if (!res.ok) {
+      process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
+      return 1;
+    }
+    process.stdout.write(`${json.message}\n`);
+    return 0;
+  }
+  const kernel = await openKernel(settings, 'writer');
+  try {
+    process.stdout.write(`${(await deleteLibrary(kernel, libraryId)).message}\n`);
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
   const docs = join(dirname(new URL(import.meta.url).pathname), '..', 'docs');
   const lock = await readDataLock(settings.dataDir);
@@ -291,6 +322,8 @@ export async function runCli(argv: string[]): Promise<number> {
       return cmdKeys(openKernel, settings, rest, values);
     case 'rename':
       return cmdRename(openKernel, settings, rest);
+    case 'delete':
+      return cmdDelete(settings, rest);
     case 'settings':
       return cmdSettings(openKernel, settings, rest);
     default:

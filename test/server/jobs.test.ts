@@ -12,6 +12,7 @@ import { bearer, call, createKey, qs, startApiServer, writeDocs, type ApiServer 
 import { listenOnLoopback } from '../helpers/listen.ts';
 import { packForUpload } from '../../server/pack.ts';
 import { JobRunner } from '../../server/job-runner.ts';
+import { addLibrary } from '../../core/ingest.ts';
 
 let s: ApiServer;
 let site: Server;
@@ -77,5 +78,146 @@ describe('jobs over the HTTP API', () => {
     const ctx = await context('/llmstxt/127_0_0_1-burst7.txt', 'init');
     assert.equal(ctx.status, 200, ctx.text);
     assert.match(ctx.text, /burst7txt init/);
+  });
+
+  test('a failed first build answers 422 build_failed with the reason; search hides it; adding it again retries it', async () => {
+    broken.add('/flaky.txt');
+    const add = await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/flaky.txt` });
+    assert.equal(add.status, 200, add.text);
+    const id = add.body.libraryName as string;
+    await s.refdesk.jobs.idle();
+    assert.equal((await s.kernel.store.getJob(add.body.jobId))?.state, 'failed');
+
+    const ctx = await context(id, 'init');
+    assert.equal(ctx.status, 422, ctx.text);
+    assert.equal(ctx.body.error, 'build_failed');
+    assert.match(ctx.body.message, /answered 500/, 'the job\'s error message is the reason');
+    assert.match(ctx.body.message, /add the same source again or refresh it/);
+    const search = await call(s.base, 'GET', '/api/v2/libs/search' + qs({ libraryName: 'flaky', query: 'init' }));
+    assert.equal(search.status, 200);
+    assert.deepEqual(search.body.results.map((r: { id: string }) => r.id), [], 'a library with nothing to serve is not offered');
+
+    // Adding the same source again retries it (no 409), once the upstream works.
+    broken.delete('/flaky.txt');
+    const again = await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/flaky.txt` });
+    assert.equal(again.status, 200, again.text);
+    assert.notEqual(again.body.jobId, add.body.jobId);
+    await s.refdesk.jobs.idle();
+    const ok = await context(id, 'init');
+    assert.equal(ok.status, 200, ok.text);
+    assert.match(ok.text, /flakytxt init/);
+    const found = await call(s.base, 'GET', '/api/v2/libs/search' + qs({ libraryName: 'flaky', query: 'init' }));
+    assert.deepEqual(found.body.results.map((r: { id: string }) => r.id), [id]);
+    // Served now: a third add is a 409 again.
+    assert.equal((await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/flaky.txt` })).status, 409);
+  });
+
+  test('refreshing a failed library retries it; a pinned version whose build failed answers 422 too', async () => {
+    broken.add('/refail.txt');
+    const add = await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/refail.txt` });
+    const id = add.body.libraryName as string;
+    await s.refdesk.jobs.idle();
+    assert.equal((await context(id, 'init')).body.error, 'build_failed');
+    const pinned = await post('/api/v1/refresh', { libraryName: `${id}/v2` });
+    assert.equal(pinned.status, 200, pinned.text);
+    await s.refdesk.jobs.idle();
+    const v2 = await context(`${id}/v2`, 'init');
+    assert.equal(v2.status, 422, v2.text);
+    assert.equal(v2.body.error, 'build_failed');
+    assert.ok(v2.body.message.includes(`${id}@v2`), v2.body.message);
+    broken.delete('/refail.txt');
+    const refresh = await post('/api/v1/refresh', { libraryName: id });
+    assert.equal(refresh.status, 200, refresh.text);
+    await s.refdesk.jobs.idle();
+    assert.equal((await context(id, 'init')).status, 200);
+  });
+
+  test('DELETE /api/admin/libraries/<id>: a version, then the whole library; 404 unknown; 409 while a job runs', async () => {
+    const add = await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/gone.txt` });
+    const id = add.body.libraryName as string;
+    await s.refdesk.jobs.idle();
+    await post('/api/v1/refresh', { libraryName: `${id}/v1` });
+    await s.refdesk.jobs.idle();
+    assert.equal((await context(`${id}/v1`, 'init')).status, 200);
+
+    const v1 = await call(s.base, 'DELETE', `/api/admin/libraries${id}/v1`);
+    assert.equal(v1.status, 200, v1.text);
+    assert.match(v1.body.message, /Deleted version v1/);
+    assert.equal((await context(`${id}/v1`, 'init')).status, 404);
+    assert.equal((await context(id, 'init')).status, 200, 'the default version stays');
+    assert.equal((await call(s.base, 'DELETE', `/api/admin/libraries${id}/v1`)).status, 404);
+
+    // A job running: refused, nothing removed.
+    held.set('/gone.txt', []);
+    const refresh = await post('/api/v1/refresh', { libraryName: id });
+    while ((await s.kernel.store.getJob(refresh.body.jobId))?.state !== 'running' || held.get('/gone.txt')!.length === 0) await new Promise((r) => setTimeout(r, 20));
+    const busy = await call(s.base, 'DELETE', `/api/admin/libraries${id}`);
+    assert.equal(busy.status, 409, busy.text);
+    assert.equal(busy.body.error, 'library_busy');
+    assert.match(busy.body.message, /has an ingest job running \(job [0-9a-f-]+\)/);
+    for (const r of held.get('/gone.txt')!) r.end(llms('gone'));
+    held.delete('/gone.txt');
+    await s.refdesk.jobs.idle();
+
+    const whole = await call(s.base, 'DELETE', `/api/admin/libraries${id}`);
+    assert.equal(whole.status, 200, whole.text);
+    assert.equal((await context(id, 'init')).status, 404);
+    assert.equal(await s.kernel.store.getLibrary(id), null);
+    assert.deepEqual(await s.kernel.store.listJobs({ libraryId: id }), []);
+    assert.equal((await call(s.base, 'DELETE', `/api/admin/libraries${id}`)).status, 404);
+    const bad = await call(s.base, 'DELETE', `/api/admin/libraries/docs/${'x'.repeat(600)}`);
+    assert.equal(bad.status, 400, bad.text);
+    // Deleted, it can be added again from scratch (no 409).
+    assert.equal((await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/gone.txt` })).status, 200);
+    await s.refdesk.jobs.idle();
+  });
+
+  test('uploads: the raw archive is removed when its job ends (success or failure); refresh then asks for a re-upload', async () => {
+    const uploads = join(s.dataDir, 'uploads');
+    const folder = writeDocs(s.scratch, 'up', { 'guide.md': '# Up\n\n## Install\n\nRun `up install` to install it.\n' });
+    const body = new Blob([new Uint8Array(await packForUpload(folder))]);
+    const up = await call(s.base, 'POST', '/api/admin/upload?name=up', { body, headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(up.status, 202, up.text);
+    await s.refdesk.jobs.idle();
+    assert.equal((await s.kernel.store.getJob(up.body.jobId))?.state, 'succeeded');
+    assert.deepEqual(readdirSync(uploads), [], 'the raw upload is gone once the build is finalized');
+    assert.match((await context('/docs/up', 'install')).text, /up install/);
+
+    const refresh = await post('/api/v1/refresh', { libraryName: '/docs/up' });
+    assert.equal(refresh.status, 409, refresh.text);
+    assert.equal(refresh.body.error, 'upload_required');
+    assert.match(refresh.body.message, /re-upload to refresh/);
+
+    // A failed build (no documentation in the archive) also removes its raw upload.
+    const empty = writeDocs(s.scratch, 'empty', { 'data.bin': '\u0000\u0001' });
+    const bad = await call(s.base, 'POST', '/api/admin/upload?name=empty', { body: new Blob([new Uint8Array(await packForUpload(empty))]), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(bad.status, 202, bad.text);
+    await s.refdesk.jobs.idle();
+    assert.equal((await s.kernel.store.getJob(bad.body.jobId))?.state, 'failed');
+    assert.deepEqual(readdirSync(uploads), []);
+
+    // Deleting an upload library leaves nothing of it.
+    assert.equal((await call(s.base, 'DELETE', '/api/admin/libraries/docs/up')).status, 200);
+    assert.equal((await context('/docs/up', 'install')).status, 404);
+  });
+
+  test('at start, raw uploads no queued job needs are swept; those a queued job needs stay and are read', async () => {
+    const uploads = join(s.dataDir, 'uploads');
+    mkdirSync(uploads, { recursive: true });
+    const stale = join(uploads, 'stale.upload');
+    writeFileSync(stale, 'left by a crash');
+    const folder = writeDocs(s.scratch, 'kept', { 'a.md': '# Kept\n\n## Launch\n\nCall `kept.launch()` to launch the rocket.\n' });
+    const kept = join(uploads, 'kept.upload');
+    writeFileSync(kept, await packForUpload(folder));
+    // A job queued by a process that stopped before running it.
+    await addLibrary(s.kernel, { source: 'upload', name: 'kept', spec: { path: kept } });
+    const runner = new JobRunner(s.kernel);
+    await runner.resumeQueued(new Date(Date.now() + 1000));
+    await runner.idle();
+    const job = (await s.kernel.store.listJobs({ libraryId: '/docs/kept' }))[0];
+    assert.equal(job.state, 'succeeded', JSON.stringify(job.error));
+    assert.equal(existsSync(stale), false, 'the stale upload is swept');
+    assert.equal(existsSync(kept), false, 'the queued job read its upload, then it was removed');
+    assert.match((await context('/docs/kept', 'launch the rocket')).text, /kept\.launch\(\)/);
   });
 });
