@@ -3,6 +3,7 @@
  * switched over only when finalized. A failure (or a kill) never touches the served version.
  */
 import { createHash } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import type { BuildDocument, IngestProgress, JobRecord, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
 import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
@@ -80,7 +81,19 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   });
   const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
+  await dropReplacedUpload(kernel, existing, library);
   return { library: (await kernel.store.getLibrary(id)) ?? library, job };
+}
+
+/**
+ * A new upload replaced the library's raw upload: queued jobs will read the new file, so the old
+ * one goes now, unless a running job reads it (that job removes it when it ends).
+ */
+async function dropReplacedUpload(kernel: Kernel, before: LibraryRecord | null, after: LibraryRecord): Promise<void> {
+  const old = before ? rawUploadOf(kernel.env.dataDir, before.source) : null;
+  if (!old || old === rawUploadOf(kernel.env.dataDir, after.source)) return;
+  const running = await kernel.store.listJobs({ libraryId: after.id, state: 'running', limit: 1 });
+  if (running.length === 0) await rm(old, { force: true }).catch(() => {});
 }
 
 export interface RunJobOptions {
