@@ -143,19 +143,30 @@ async function upload(base: string, corpus: string): Promise<string | null> {
   }
 }
 
-async function jobState(base: string, id: string): Promise<{ state: string; error: { message: string } | null } | null> {
-  const res = await fetch(`${base}/api/admin/jobs/${id}`);
-  if (res.status !== 200) return null;
-  return (await json(res)).job;
+/** A job's state; a failed request is retried (the machine may be busy), unless the server exited. */
+async function jobState(server: Server, id: string): Promise<{ state: string; error: { message: string } | null } | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(`${server.base}/api/admin/jobs/${id}`);
+      if (res.status !== 200) return null;
+      return (await json(res)).job;
+    } catch (e) {
+      if (server.child.exitCode !== null || server.child.signalCode !== null) {
+        throw new Error(`the server exited (${server.child.exitCode ?? server.child.signalCode}) while jobs ran: ${server.stderr().slice(-2000)}`);
+      }
+      if (attempt >= 5) throw e;
+      await sleep(500 * attempt);
+    }
+  }
 }
 
 /** Waits until every job is succeeded or failed (or unknown); returns the final states. */
-async function waitForJobs(base: string, ids: Iterable<string>, timeoutMs = 300_000): Promise<Map<string, string>> {
+async function waitForJobs(server: Server, ids: Iterable<string>, timeoutMs = 600_000): Promise<Map<string, string>> {
   const states = new Map<string, string>();
   const deadline = Date.now() + timeoutMs;
   for (const id of ids) {
     for (;;) {
-      const job = await jobState(base, id);
+      const job = await jobState(server, id);
       const state = job?.state ?? 'unknown';
       if (state !== 'queued' && state !== 'running') {
         states.set(id, state);
@@ -233,7 +244,7 @@ async function cleanBuild(list: Question[]): Promise<string[]> {
     try {
       const ids = (await Promise.all(CORPORA.map((c) => upload(server.base, c)))) as string[];
       if (ids.some((id) => !id)) throw new Error('the clean build did not accept every upload');
-      const states = await waitForJobs(server.base, ids);
+      const states = await waitForJobs(server, ids);
       if ([...states.values()].some((s) => s !== 'succeeded')) throw new Error(`the clean build failed: ${JSON.stringify([...states])}`);
       return await answers(server.base, await createKey(server.base), list);
     } finally {
@@ -324,7 +335,7 @@ async function main(): Promise<void> {
         if (id) accepted.add(id), served.add(c);
         else result.problems.push(`round ${result.rounds}: the upload of ${c} was refused after the last restart`);
       }
-      const states = await waitForJobs(server.base, new Set([...accepted, ...interrupted]));
+      const states = await waitForJobs(server, new Set([...accepted, ...interrupted]));
       for (const id of accepted) {
         result.acceptedJobs++;
         if (states.get(id) === 'succeeded') result.acceptedJobsSucceeded++;
