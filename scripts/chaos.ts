@@ -207,8 +207,17 @@ async function answers(base: string, key: string, list: Question[]): Promise<str
   const out: string[] = [];
   for (const q of list) {
     const u = `${base}/api/v2/context?${new URLSearchParams({ libraryId: `/docs/${q.corpus}`, query: q.question })}`;
-    const res = await fetch(u, { headers: { authorization: `Bearer ${key}` } });
-    out.push(`${res.status}\n${await res.text()}`);
+    // A GET is retried on a network error: a busy machine can reset a kept-alive connection.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await fetch(u, { headers: { authorization: `Bearer ${key}` } });
+        out.push(`${res.status}\n${await res.text()}`);
+        break;
+      } catch (e) {
+        if (attempt >= 5) throw e;
+        await sleep(500 * attempt);
+      }
+    }
   }
   return out;
 }
