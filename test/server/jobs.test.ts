@@ -12,7 +12,7 @@ import { bearer, call, createKey, qs, startApiServer, writeDocs, type ApiServer 
 import { listenOnLoopback } from '../helpers/listen.ts';
 import { packForUpload } from '../../server/pack.ts';
 import { JobRunner } from '../../server/job-runner.ts';
-import { addLibrary } from '../../core/ingest.ts';
+import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 
 let s: ApiServer;
 let site: Server;
@@ -110,6 +110,19 @@ describe('jobs over the HTTP API', () => {
     assert.deepEqual(found.body.results.map((r: { id: string }) => r.id), [id]);
     // Served now: a third add is a 409 again.
     assert.equal((await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/flaky.txt` })).status, 409);
+  });
+
+  test('a failed build with a token: the 422 message and the job log never show the token', async () => {
+    const token = 'ghp_PLANTEDsecret0123456789abcdefABCDEF';
+    const add = await post('/api/v2/add/repo/github', { docsRepoUrl: 'https://github.com/acme/secretive', gitToken: token });
+    assert.equal(add.status, 200, add.text);
+    await s.refdesk.jobs.idle();
+    const ctx = await context('/acme/secretive', 'install');
+    assert.equal(ctx.status, 422, ctx.text);
+    assert.equal(ctx.body.error, 'build_failed');
+    assert.ok(!ctx.text.includes(token) && !ctx.text.includes('PLANTED'), ctx.text);
+    const log = await call(s.base, 'GET', `/api/admin/jobs/${add.body.jobId}`);
+    assert.ok(!log.text.includes('PLANTED'), log.text);
   });
 
   test('refreshing a failed library retries it; a pinned version whose build failed answers 422 too', async () => {
@@ -219,5 +232,22 @@ describe('jobs over the HTTP API', () => {
     assert.equal(existsSync(stale), false, 'the stale upload is swept');
     assert.equal(existsSync(kept), false, 'the queued job read its upload, then it was removed');
     assert.match((await context('/docs/kept', 'launch the rocket')).text, /kept\.launch\(\)/);
+  });
+
+  test('a new upload replacing a queued one removes the old raw file; both jobs read the new one, which goes after the last', async () => {
+    const uploads = join(s.dataDir, 'uploads');
+    mkdirSync(uploads, { recursive: true });
+    const first = join(uploads, 'first.upload');
+    const second = join(uploads, 'second.upload');
+    writeFileSync(first, await packForUpload(writeDocs(s.scratch, 'swap1', { 'a.md': '# Swap\n\n## Old\n\nThe `swap.old()` call.\n' })));
+    writeFileSync(second, await packForUpload(writeDocs(s.scratch, 'swap2', { 'a.md': '# Swap\n\n## New\n\nThe `swap.fresh()` call replaces it.\n' })));
+    const a = await addLibrary(s.kernel, { source: 'upload', name: 'swap', spec: { path: first } });
+    const b = await addLibrary(s.kernel, { source: 'upload', name: 'swap', spec: { path: second } });
+    assert.equal(existsSync(first), false, 'no job runs yet: the replaced upload goes at once');
+    assert.equal((await runIngestJob(s.kernel, a.job.id)).state, 'succeeded');
+    assert.equal(existsSync(second), true, 'the second job still needs it');
+    assert.equal((await runIngestJob(s.kernel, b.job.id)).state, 'succeeded');
+    assert.equal(existsSync(second), false);
+    assert.match((await context('/docs/swap', 'swap fresh call')).text, /swap\.fresh\(\)/);
   });
 });
