@@ -378,6 +378,7 @@ async function main(): Promise<void> {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+    process.stderr.write(`chaos: round ${result.rounds}: ${result.kills}/${KILLS} kills, ${result.interruptedJobsCompleted}/${result.interruptedJobs} interrupted jobs completed, ${result.problems.length} problems, ${Math.round((Date.now() - started) / 1000)} s\n`);
   }
   result.seconds = Math.round((Date.now() - started) / 1000);
   const failed =
