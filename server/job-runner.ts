@@ -1,6 +1,7 @@
 import type { Kernel } from '../core/kernel.ts';
 import { runIngestJob } from '../core/ingest.ts';
 import { sweepUploads } from '../core/uploads.ts';
+import { isRefdeskError } from '../core/errors.ts';
 
 /**
  * Runs ingest jobs one at a time, in the order they were queued (ingest is CPU-bound; running
@@ -59,7 +60,9 @@ export class JobRunner {
           // A job may queue more (versions a source names): pick them up in order.
           for (const j of (await this.kernel.store.listJobs({ state: 'queued', limit: 1000 })).reverse()) this.enqueue(j.id);
         } catch (e) {
-          this.kernel.logger.error('job failed to run', { job: id, error: (e as Error).message });
+          // A job deleted with its library while it waited here is unknown now: nothing to run.
+          if (isRefdeskError(e) && e.code === 'invalid_request') this.kernel.logger.info('job not run: it no longer exists', { job: id });
+          else this.kernel.logger.error('job failed to run', { job: id, error: (e as Error).message });
         }
       }
     } finally {
