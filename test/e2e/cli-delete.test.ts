@@ -17,7 +17,7 @@ function docs(root: string, name: string, word: string): string {
   return dir;
 }
 
-describe('refdesk delete', { timeout: 240_000 }, () => {
+describe('refdesk delete', { timeout: 900_000 }, () => {
   let dir: string;
   let files: string;
   before(() => {
@@ -36,32 +36,32 @@ describe('refdesk delete', { timeout: 240_000 }, () => {
     const keep = await runRefdesk(['add', docs(files, 'beta', 'fold'), '--name', 'beta'], dir, 120_000);
     assert.equal(keep.code, 0, show(keep));
 
-    const del = await runRefdesk(['delete', '/docs/alpha'], dir);
+    const del = await runRefdesk(['delete', '/docs/alpha'], dir, 120_000);
     assert.equal(del.code, 0, show(del));
     assert.match(del.stdout, /Deleted \/docs\/alpha/);
-    const libs = await runRefdesk(['libraries'], dir);
+    const libs = await runRefdesk(['libraries'], dir, 120_000);
     assert.doesNotMatch(libs.stdout, /\/docs\/alpha/);
     assert.match(libs.stdout, /\/docs\/beta/);
-    const jobs = await runRefdesk(['jobs', '/docs/alpha'], dir);
+    const jobs = await runRefdesk(['jobs', '/docs/alpha'], dir, 120_000);
     assert.match(jobs.stdout, /No jobs/);
 
-    const again = await runRefdesk(['delete', '/docs/alpha'], dir);
+    const again = await runRefdesk(['delete', '/docs/alpha'], dir, 120_000);
     assert.equal(again.code, 1, show(again));
     assert.match(again.stderr, /Library "\/docs\/alpha" not found/);
-    const none = await runRefdesk(['delete'], dir);
+    const none = await runRefdesk(['delete'], dir, 120_000);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /delete: give one library ID/);
   });
 
   test('with a server: delete goes through its admin route; an uploaded library leaves no upload behind', async () => {
-    const server = await startServer(dir, 60_000);
+    const server = await startServer(dir, 120_000);
     try {
       const add = await runRefdesk(['add', docs(files, 'gamma', 'twist'), '--name', 'gamma'], dir, 120_000);
       assert.equal(add.code, 0, show(add));
       assert.match(add.stderr, /sending the documents to it/);
       assert.equal((await httpGet(`${server.base}/api/v2/context?libraryId=/docs/gamma&query=twist+the+widget`)).status, 200);
 
-      const del = await runRefdesk(['delete', '/docs/gamma'], dir);
+      const del = await runRefdesk(['delete', '/docs/gamma'], dir, 120_000);
       assert.equal(del.code, 0, show(del));
       assert.match(del.stdout, /Deleted \/docs\/gamma/);
       assert.equal((await httpGet(`${server.base}/api/v2/context?libraryId=/docs/gamma&query=twist`)).status, 404);
@@ -69,7 +69,7 @@ describe('refdesk delete', { timeout: 240_000 }, () => {
       const uploads = join(dir, 'uploads');
       assert.deepEqual(existsSync(uploads) ? readdirSync(uploads) : [], []);
 
-      const missing = await runRefdesk(['delete', '/docs/gamma@v1'], dir);
+      const missing = await runRefdesk(['delete', '/docs/gamma@v1'], dir, 120_000);
       assert.equal(missing.code, 1, show(missing));
       assert.match(missing.stderr, /not found/);
     } finally {

@@ -426,7 +426,7 @@ describe('refdesk add with a running server', { ...SKIP, timeout: 180_000 }, () 
 // 5. a kill in the middle of an ingest leaves the served version intact
 // ---------------------------------------------------------------------------------------------
 
-describe('refdesk add killed mid-ingest', { ...SKIP, timeout: 240_000 }, () => {
+describe('refdesk add killed mid-ingest', { ...SKIP, timeout: 900_000 }, () => {
   let dir: string;
   before(() => {
     dir = makeDataDir();
@@ -494,10 +494,10 @@ describe('refdesk add killed mid-ingest', { ...SKIP, timeout: 240_000 }, () => {
 
     // A server started on the directory runs the resumed job to its end: /docs/koa then serves
     // the python corpus it was re-indexing from.
-    const server = await startServer(dir, 60_000);
+    const server = await startServer(dir, 120_000);
     try {
       let state = '';
-      for (let i = 0; i < 600 && state !== 'succeeded' && state !== 'failed'; i++) {
+      for (const until = Date.now() + 480_000; Date.now() < until && state !== 'succeeded' && state !== 'failed'; ) {
         await sleep(200);
         state = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`)).body.job.state;
       }
