@@ -3,7 +3,6 @@
  * switched over only when finalized. A failure (or a kill) never touches the served version.
  */
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import type { BuildDocument, IngestProgress, JobRecord, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
 import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
@@ -12,7 +11,7 @@ import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-
 import { validate } from './validate.ts';
 import { openSpec, sealSpec } from './secrets.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
-import { rawUploadOf, releaseUpload } from './uploads.ts';
+import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -92,8 +91,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
 async function dropReplacedUpload(kernel: Kernel, before: LibraryRecord | null, after: LibraryRecord): Promise<void> {
   const old = before ? rawUploadOf(kernel.env.dataDir, before.source) : null;
   if (!old || old === rawUploadOf(kernel.env.dataDir, after.source)) return;
-  const running = await kernel.store.listJobs({ libraryId: after.id, state: 'running', limit: 1 });
-  if (running.length === 0) await rm(old, { force: true }).catch(() => {});
+  await releaseUpload(kernel, old).catch((e: unknown) => kernel.logger.warn('could not remove a replaced raw upload', { library: after.id, error: (e as Error).message }));
 }
 
 export interface RunJobOptions {
@@ -123,6 +121,8 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   const library = await store.getLibrary(job.libraryId);
   const entry = library ? kernel.sources.get(library.source.kind) : undefined;
   const rawUpload = library ? rawUploadOf(kernel.env.dataDir, library.source) : null;
+  // Held from the moment the spec is read: a newer upload replacing it leaves it to this job.
+  const unhold = rawUpload ? holdUpload(kernel, rawUpload) : () => {};
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
   const log = (level: LogLevel, message: string) => {
@@ -140,6 +140,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   };
   /** The job's raw upload is not needed once the job has ended (kept while it may run again). */
   const ended = async (record: JobRecord): Promise<JobRecord> => {
+    unhold();
     if (rawUpload) {
       await releaseUpload(kernel, rawUpload, job.id).then(
         (removed) => removed && logger.debug('removed the raw upload of an ended job', { job: job.id }),
@@ -149,9 +150,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     return record;
   };
 
-  await store.updateJob(job.id, { progress });
   let buildId: string | null = null;
   try {
+    await store.updateJob(job.id, { progress });
     if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
     log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
@@ -258,6 +259,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (options.signal?.aborted) {
       // Shutdown, not a fault of the source: the served version is unchanged and the job runs
       // again (from the start) when the server starts next.
+      unhold();
       log('warn', 'stopped by a shutdown before it finished: queued to run again at the next start; the served version is unchanged');
       return await store.updateJob(job.id, { state: 'queued', error: null, progress: { ...progress } });
     }

@@ -26,11 +26,32 @@ export function rawUploadOf(dataDir: string, source: LibrarySource): string | nu
   return abs;
 }
 
-/** The raw uploads that queued or running jobs (other than `exceptJobId`) will read. */
+/** Raw uploads running jobs of this process read now (a file -> how many jobs read it). */
+const reading = new WeakMap<Kernel, Map<string, number>>();
+
+/**
+ * Marks a raw upload as read by a running job until the returned function is called, so that
+ * a newer upload replacing it in the library's spec does not remove it under the job.
+ */
+export function holdUpload(kernel: Kernel, file: string): () => void {
+  let held = reading.get(kernel);
+  if (!held) reading.set(kernel, (held = new Map()));
+  held.set(file, (held.get(file) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const n = (held.get(file) ?? 1) - 1;
+    if (n > 0) held.set(file, n);
+    else held.delete(file);
+  };
+}
+
+/** The raw uploads that running jobs read and queued or running jobs (other than `exceptJobId`) will read. */
 async function uploadsInUse(kernel: Kernel, exceptJobId?: string): Promise<Set<string>> {
   const jobs = [...(await kernel.store.listJobs({ state: 'queued' })), ...(await kernel.store.listJobs({ state: 'running' }))];
   const libraries = new Set(jobs.filter((j) => j.id !== exceptJobId).map((j) => j.libraryId));
-  const inUse = new Set<string>();
+  const inUse = new Set<string>(reading.get(kernel)?.keys() ?? []);
   for (const id of libraries) {
     const lib = await kernel.store.getLibrary(id);
     const file = lib ? rawUploadOf(kernel.env.dataDir, lib.source) : null;
@@ -40,10 +61,11 @@ async function uploadsInUse(kernel: Kernel, exceptJobId?: string): Promise<Set<s
 }
 
 /**
- * Removes a raw upload once the job that read it has ended, unless another queued or running
- * job will read it too. Returns whether the file was removed.
+ * Removes a raw upload once the job that read it has ended (or a newer upload replaced it),
+ * unless a running job reads it or a queued or running job (other than `endedJobId`) will.
+ * Returns whether the file was removed.
  */
-export async function releaseUpload(kernel: Kernel, file: string, endedJobId: string): Promise<boolean> {
+export async function releaseUpload(kernel: Kernel, file: string, endedJobId?: string): Promise<boolean> {
   if ((await uploadsInUse(kernel, endedJobId)).has(file)) return false;
   await rm(file, { force: true });
   return true;

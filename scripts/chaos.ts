@@ -17,7 +17,7 @@
  * Prints one JSON object; exits 1 when any check fails.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -241,6 +241,24 @@ async function inspect(dataDir: string): Promise<{ ok: boolean; problem?: string
   }
 }
 
+/** For each file left in uploads: its age and the libraries and jobs that name it. */
+async function explainUploads(dataDir: string): Promise<string> {
+  const dir = join(dataDir, 'uploads');
+  const SQL = await loadSqlJs();
+  const db = new SQL.Database(readFileSync(join(dataDir, DB_FILE)));
+  try {
+    return readdirSync(dir)
+      .map((name) => {
+        const libs = db.exec(`SELECT id FROM libraries WHERE source_spec LIKE '%${name.replace(/'/g, '')}%'`)[0]?.values.map((r) => String(r[0])) ?? [];
+        const jobs = libs.flatMap((l) => db.exec(`SELECT state, created_at, started_at, finished_at FROM jobs WHERE library_id = '${l}' ORDER BY created_at`)[0]?.values.map((r) => r.join(' ')) ?? []);
+        return `${name} (${statSync(join(dir, name)).size} bytes, mtime ${statSync(join(dir, name)).mtime.toISOString()}; named by ${libs.join(', ') || 'no library'}; jobs: ${jobs.join(' | ')})`;
+      })
+      .join('; ');
+  } finally {
+    db.close();
+  }
+}
+
 function leftoverUploads(dataDir: string): number {
   const dir = join(dataDir, 'uploads');
   return existsSync(dir) ? readdirSync(dir).length : 0;
@@ -299,6 +317,7 @@ async function main(): Promise<void> {
     const accepted = new Set<string>();
     const interrupted = new Set<string>();
     const served = new Set<string>();
+    const restarts: string[] = [];
     try {
       let server = await startServer(dir);
       const killsThisRound = Math.min(PER_ROUND, KILLS - result.kills);
@@ -322,6 +341,7 @@ async function main(): Promise<void> {
         for (const id of state.unfinished) interrupted.add(id);
         try {
           server = await startServer(dir);
+          restarts.push(new Date().toISOString());
         } catch (e) {
           result.failedStarts++;
           result.problems.push(`round ${result.rounds} kill ${k + 1}: the server did not start again: ${(e as Error).message.slice(0, 300)}`);
@@ -363,10 +383,11 @@ async function main(): Promise<void> {
           result.problems.push(`round ${result.rounds}: the answer to "${list[i].question.slice(0, 60)}" (${list[i].corpus}) differs from the clean build`);
         }
       }
+      await sleep(1000); // a job's raw upload is removed just after its state is written
       const left = leftoverUploads(dir);
       result.leftoverUploads += left;
-      if (left > 0) result.problems.push(`round ${result.rounds}: ${left} raw uploads left in DATA_DIR/uploads`);
       await stopGracefully(server);
+      if (left > 0) result.problems.push(`round ${result.rounds}: ${left} raw uploads left in DATA_DIR/uploads: ${await explainUploads(dir)}; restarts at ${restarts.join(', ')}`);
       const final = await inspect(dir);
       if (!final.ok) {
         result.corruptStores++;
