@@ -366,8 +366,10 @@ export interface ApiKeyInput {
  * Builds: a (library, version) is rebuilt by `beginBuild`, any number of `addSnippets`, then
  * `finalizeBuild`, which atomically makes the new build the served one and drops the old one.
  * Until then the previous build keeps being served. `failBuild` (or a crash) discards the
- * staged snippets and leaves the served build untouched. `open()` discards builds left
- * unfinished by a crash and marks their jobs `interrupted`.
+ * staged snippets and leaves the served build untouched. `open()` (for writing) discards builds
+ * left unfinished by a crash and returns the jobs that were running to `queued` (with a line in
+ * their log), so the server runs every unfinished job again; a rerun replaces the half-written
+ * build. `interrupted` remains a valid state for records written by older versions.
  *
  * Durability: every method that resolves has made its change durable, except `addSnippets`
  * and `appendJobLog`, which may be batched until the next durable call.
@@ -381,8 +383,15 @@ export interface Store {
   upsertLibrary(input: LibraryInput): Promise<LibraryRecord>;
   getLibrary(id: string): Promise<LibraryRecord | null>;
   listLibraries(): Promise<LibraryRecord[]>;
-  /** Removes the library, its versions, builds and snippets. Returns false when unknown. */
-  deleteLibrary(id: string): Promise<boolean>;
+  /**
+   * Removes the library with its versions, builds, snippets, documents, jobs and job logs (and
+   * aliases pointing at it); with `version` (a pinned version, or '' for the default one) only
+   * that version's builds, snippets, documents and jobs. Queued jobs are removed with it (a
+   * runner that then claims one gets null). Refuses with `library_busy` while a job of the
+   * library (of that version, when given) is running. Returns false when the library (or the
+   * version: no served build, no build and no job) is unknown.
+   */
+  deleteLibrary(id: string, version?: string): Promise<boolean>;
 
   getVersion(libraryId: string, version: string): Promise<VersionRecord | null>;
   listVersions(libraryId: string): Promise<VersionRecord[]>;
@@ -412,6 +421,13 @@ export interface Store {
     id: string,
     patch: { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] },
   ): Promise<JobRecord>;
+  /**
+   * Takes a queued job to run it: in one atomic step, moves it from `queued` to `running` (and
+   * sets startedAt) only if it is still queued. Resolves with the running job, or null when the
+   * job is unknown or not queued (another runner took it, it finished, or it was deleted); the
+   * caller must then not run it. Durable when it resolves.
+   */
+  claimJob(id: string): Promise<JobRecord | null>;
   appendJobLog(id: string, level: LogLevel, message: string): Promise<void>;
   getJob(id: string): Promise<JobRecord | null>;
   getJobLog(id: string): Promise<JobLogLine[]>;

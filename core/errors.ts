@@ -23,7 +23,10 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'source_not_enabled'
   | 'search_failed'
-  | 'processing_timeout';
+  | 'processing_timeout'
+  | 'build_failed'
+  | 'library_busy'
+  | 'upload_required';
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -53,6 +56,12 @@ const STATUS: Record<ErrorCode, number> = {
   search_failed: 503,
   /** The request did not finish within the server's time limit. */
   processing_timeout: 504,
+  /** The version has nothing served and its newest build failed; the message gives the reason. */
+  build_failed: 422,
+  /** A job of the library is running; the change must wait until it has finished. */
+  library_busy: 409,
+  /** The library was built from an uploaded file that is no longer kept: upload it again. */
+  upload_required: 409,
 };
 
 export class RefdeskError extends Error {

@@ -13,6 +13,7 @@ import { validate } from './validate.ts';
 import { openSpec, sealSpec, secretFields } from './secrets.ts';
 import { redactFields, redactGeneric, specRedactor, type Redactor } from './redact.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
+import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -85,7 +86,18 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   });
   const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
+  await dropReplacedUpload(kernel, existing, library);
   return { library: (await kernel.store.getLibrary(id)) ?? library, job };
+}
+
+/**
+ * A new upload replaced the library's raw upload: queued jobs will read the new file, so the old
+ * one goes now, unless a running job reads it (that job removes it when it ends).
+ */
+async function dropReplacedUpload(kernel: Kernel, before: LibraryRecord | null, after: LibraryRecord): Promise<void> {
+  const old = before ? rawUploadOf(kernel.env.dataDir, before.source) : null;
+  if (!old || old === rawUploadOf(kernel.env.dataDir, after.source)) return;
+  await releaseUpload(kernel, old).catch((e: unknown) => kernel.logger.warn('could not remove a replaced raw upload', { library: after.id, error: (e as Error).message }));
 }
 
 export interface RunJobOptions {
@@ -96,18 +108,31 @@ export interface RunJobOptions {
   batchSize?: number;
 }
 
-/** Runs a queued job to its end. Resolves with the final job record (succeeded or failed). */
+/**
+ * Runs a queued job to its end. The job is claimed first (queued -> running, atomically): when it
+ * is not queued any more (another runner took it, it finished or was deleted), it is not run and
+ * its current record is returned. Resolves with the final job record: succeeded or failed, or
+ * queued again when `signal` stopped it (shutdown: it runs again at the next start).
+ */
 export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJobOptions = {}): Promise<JobRecord> {
   const { store, logger } = kernel;
-  const job = await store.getJob(jobId);
-  if (!job) throw new RefdeskError('invalid_request', `Unknown job "${jobId}".`);
+  const claimed = await store.claimJob(jobId);
+  if (!claimed) {
+    const current = await store.getJob(jobId);
+    if (!current) throw new RefdeskError('invalid_request', `Unknown job "${jobId}".`);
+    logger.debug('job not run: it is not queued', { job: jobId, state: current.state });
+    return current;
+  }
+  const job = claimed;
   const library = await store.getLibrary(job.libraryId);
-  if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
-  const entry = kernel.sources.get(library.source.kind);
+  const entry = library ? kernel.sources.get(library.source.kind) : undefined;
+  const rawUpload = library ? rawUploadOf(kernel.env.dataDir, library.source) : null;
+  // Held from the moment the spec is read: a newer upload replacing it leaves it to this job.
+  const unhold = rawUpload ? holdUpload(kernel, rawUpload) : () => {};
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
   // Every line and error of this job leaves through `redact`: the job's secrets never do.
-  const redact = jobRedactor(kernel, entry?.def.specSchema, library.source.spec);
+  const redact = library ? jobRedactor(kernel, entry?.def.specSchema, library.source.spec) : redactGeneric;
   const log = (level: LogLevel, message: string) => {
     const line = redact(message);
     store.appendJobLog(job.id, level, line).catch(() => {});
@@ -122,11 +147,23 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       void store.updateJob(job.id, { progress: { ...progress } }).catch(() => {});
     }
   };
+  /** The job's raw upload is not needed once the job has ended (kept while it may run again). */
+  const ended = async (record: JobRecord): Promise<JobRecord> => {
+    unhold();
+    if (rawUpload) {
+      await releaseUpload(kernel, rawUpload, job.id).then(
+        (removed) => removed && logger.debug('removed the raw upload of an ended job', { job: job.id }),
+        (e: unknown) => logger.warn('could not remove a raw upload', { job: job.id, error: (e as Error).message }),
+      );
+    }
+    return record;
+  };
 
-  await store.updateJob(job.id, { state: 'running', progress });
-  log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
   let buildId: string | null = null;
   try {
+    await store.updateJob(job.id, { progress });
+    if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
+    log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
     buildId = await store.beginBuild(job.libraryId, job.version, job.id);
     // Documents of the served build that this kernel's chunking made: the source may skip them.
@@ -225,22 +262,20 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
     report(true);
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } });
+    return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
   } catch (e) {
     if (buildId) await store.failBuild(buildId).catch(() => {});
     if (options.signal?.aborted) {
-      // Shutdown or cancellation, not a fault of the source: the served version is unchanged.
-      log('warn', 'interrupted: the ingest was stopped before it finished; the served version is unchanged');
-      return await store.updateJob(job.id, {
-        state: 'interrupted',
-        error: { code: 'interrupted', message: 'The ingest was stopped before it finished; the previously served version is unchanged.' },
-        progress: { ...progress },
-      });
+      // Shutdown, not a fault of the source: the served version is unchanged and the job runs
+      // again (from the start) when the server starts next.
+      unhold();
+      log('warn', 'stopped by a shutdown before it finished: queued to run again at the next start; the served version is unchanged');
+      return await store.updateJob(job.id, { state: 'queued', error: null, progress: { ...progress } });
     }
     const err = isRefdeskError(e) ? { code: e.code, message: redact(e.message) } : { code: 'internal_error', message: redact(`Ingest failed: ${(e as Error).message}`) };
     log('error', `failed: ${err.message}`);
     if (!isRefdeskError(e)) logger.error('ingest crashed', redactFields({ job: job.id, stack: (e as Error).stack }, redact));
-    return await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } });
+    return await ended(await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } }));
   }
 }
 

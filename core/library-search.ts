@@ -85,7 +85,8 @@ function coverage(questionTokens: Set<string>, text: string): number {
 export async function searchLibraries(kernel: Kernel, libraryName: string, query: string, options: LibrarySearchOptions = {}): Promise<ScoredLibrary[]> {
   const libs = await kernel.store.listLibraries();
   const first = libs
-    .filter((lib) => lib.state !== 'delete' && (!options.filter || options.filter(lib)))
+    // Only libraries with documentation to serve (a failed or unfinished first build has none).
+    .filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)))
     .map((library) => ({ library, name: nameScore(library, libraryName) }))
     .filter((x) => x.name >= MIN_NAME_SCORE)
     .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library) }))

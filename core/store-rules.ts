@@ -108,3 +108,9 @@ export function applyJobPatch(job: JobRecord, patch: JobPatch, now: string): Job
   const error = patch.error !== undefined ? patch.error : job.error;
   return { ...job, state, progress, error, startedAt, finishedAt };
 }
+
+/** A change refused because a job of the library (of that version) is running. */
+export function libraryBusy(id: string, version: string | undefined, jobId: string): RefdeskError {
+  const what = version === undefined ? `Library ${id}` : version === '' ? `The default version of ${id}` : `Version "${version}" of ${id}`;
+  return new RefdeskError('library_busy', `${what} has an ingest job running (job ${jobId}); try again once it has finished.`);
+}

@@ -44,6 +44,8 @@ Commands:
   keys list                              list API keys (id, prefix, plan, role, state)
   keys revoke <id>                       revoke an API key
   rename <oldId> <newId>                 rename a library; the old ID answers 301
+  delete <libraryId>                     delete a library (every version, build, snippet, job and
+                                         upload); a pinned ID (/owner/repo/v1) deletes that version
   settings [set mcp.requireKey true|false]
                                          show or change server settings (require a key on /mcp)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
@@ -290,6 +292,35 @@ async function cmdJobs(settings: ProcessSettings, positionals: string[]): Promis
   }
 }
 
+/**
+ * Deletes a library, or one version of it with a pinned ID: through the running server's admin
+ * route when a server holds the data directory, else directly (taking the writer lock).
+ */
+async function cmdDelete(settings: ProcessSettings, positionals: string[]): Promise<number> {
+  const [libraryId, ...extra] = positionals;
+  if (!libraryId || extra.length > 0) throw new RefdeskError('invalid_request', 'delete: give one library ID, e.g. refdesk delete /docs/mylib (or /docs/mylib/v1 for one version).');
+  const lock = await readDataLock(settings.dataDir);
+  if (lock && lock.mode === 'server' && lock.port) {
+    const path = libraryId.split('/').filter(Boolean).map(encodeURIComponent).join('/');
+    const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/libraries/${path}`, { method: 'DELETE' });
+    const json = (await res.json().catch(() => ({}))) as { message?: string };
+    if (!res.ok) {
+      process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
+      return 1;
+    }
+    process.stdout.write(`${json.message}\n`);
+    return 0;
+  }
+  const { deleteLibrary } = await import('./api/service.ts');
+  const kernel = await openKernel(settings, 'writer');
+  try {
+    process.stdout.write(`${(await deleteLibrary(kernel, libraryId)).message}\n`);
+    return 0;
+  } finally {
+    await kernel.close();
+  }
+}
+
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
   // server/cli.ts in a checkout, dist/server/cli.js when compiled: docs/ is at the package root.
   const here = dirname(new URL(import.meta.url).pathname);
@@ -366,6 +397,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return (await import('./cli-admin.ts')).cmdKeys(openKernel, settings, rest, values);
     case 'rename':
       return (await import('./cli-admin.ts')).cmdRename(openKernel, settings, rest);
+    case 'delete':
+      return cmdDelete(settings, rest);
     case 'settings':
       return (await import('./cli-admin.ts')).cmdSettings(openKernel, settings, rest);
     default:

@@ -1,10 +1,14 @@
 import type { Kernel } from '../core/kernel.ts';
 import { runIngestJob } from '../core/ingest.ts';
+import { sweepUploads } from '../core/uploads.ts';
+import { isRefdeskError } from '../core/errors.ts';
 
 /**
  * Runs ingest jobs one at a time, in the order they were queued (ingest is CPU-bound; running
- * two at once on a small machine only makes both slower). Jobs left queued by a previous run
- * are picked up at start.
+ * two at once on a small machine only makes both slower). Each job runs at most once: the store
+ * claims it (queued -> running) before it runs, so a job id seen twice is run once. Jobs left
+ * queued or running by a previous run (the store queues running ones again when it opens) are
+ * picked up at start.
  */
 export class JobRunner {
   private queue: string[] = [];
@@ -13,13 +17,24 @@ export class JobRunner {
 
   constructor(private readonly kernel: Kernel) {}
 
-  async resumeQueued(): Promise<void> {
-    const queued = await this.kernel.store.listJobs({ state: 'queued', limit: 1000 });
+  /**
+   * At start: queues every job the store holds as queued (oldest first) and removes raw uploads
+   * that no such job needs (those older than `startedAt`, so that uploads being received stay).
+   */
+  async resumeQueued(startedAt: Date = new Date()): Promise<void> {
+    const queued = await this.kernel.store.listJobs({ state: 'queued' });
     for (const j of queued.reverse()) this.enqueue(j.id);
+    if (queued.length > 0) this.kernel.logger.info('resuming queued jobs', { jobs: queued.length });
+    try {
+      const removed = await sweepUploads(this.kernel, startedAt);
+      if (removed.length > 0) this.kernel.logger.info('removed raw uploads no job needs', { files: removed.length });
+    } catch (e) {
+      this.kernel.logger.warn('could not sweep the uploads folder', { error: (e as Error).message });
+    }
   }
 
   enqueue(jobId: string): void {
-    if (this.controller.signal.aborted) return;
+    if (this.controller.signal.aborted || this.queue.includes(jobId)) return;
     this.queue.push(jobId);
     this.running ??= this.drain();
   }
@@ -40,13 +55,14 @@ export class JobRunner {
       while (this.queue.length > 0 && !this.controller.signal.aborted) {
         const id = this.queue.shift()!;
         try {
+          // Not queued any more (run already, or deleted): runIngestJob returns without running it.
           await runIngestJob(this.kernel, id, { signal: this.controller.signal });
           // A job may queue more (versions a source names): pick them up in order.
-          for (const j of (await this.kernel.store.listJobs({ state: 'queued', limit: 1000 })).reverse()) {
-            if (!this.queue.includes(j.id) && j.id !== id) this.queue.push(j.id);
-          }
+          for (const j of (await this.kernel.store.listJobs({ state: 'queued', limit: 1000 })).reverse()) this.enqueue(j.id);
         } catch (e) {
-          this.kernel.logger.error('job failed to run', { job: id, error: (e as Error).message });
+          // A job deleted with its library while it waited here is unknown now: nothing to run.
+          if (isRefdeskError(e) && e.code === 'invalid_request') this.kernel.logger.info('job not run: it no longer exists', { job: id });
+          else this.kernel.logger.error('job failed to run', { job: id, error: (e as Error).message });
         }
       }
     } finally {

@@ -22,6 +22,7 @@ export function addressUrl(address: string, port: number): string {
 let settings: ProcessSettings | undefined;
 
 async function main(): Promise<void> {
+  const startedAt = new Date();
   settings = readSettings();
   const { dataDir } = settings;
   const allowedHosts = parseAllowedHosts(process.env.ALLOWED_HOSTS ?? '', 'ALLOWED_HOSTS');
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('received SIGTERM', 0));
   installProcessGuards(process, logger, () => void stop('uncaught exception', 1));
 
-  await jobs.resumeQueued();
+  await jobs.resumeQueued(startedAt);
   const url = addressUrl(bound.address, bound.port);
   const every = bound.address === '0.0.0.0' || bound.address === '::' ? ' (every interface)' : '';
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });

@@ -137,7 +137,10 @@ export function openApiDocument(): Json {
             '400': resp('BadRequest'),
             '403': resp('AccessDenied'),
             '404': resp('NotFound'),
-            '422': errorResponse('The library has no usable documentation.', { error: 'no_documentation', message: 'No documentation found.' }),
+            '422': errorResponse('The library (version) serves nothing because its last build failed (build_failed, or no_documentation / too_large); the message gives the reason and how to retry.', {
+              error: 'build_failed',
+              message: 'The build of library /owner/repo failed (job 0b6e...): GET https://example.com/llms.txt answered 500. Fix the source if needed, then add the same source again or refresh it (POST /api/v1/refresh {"libraryName": "/owner/repo"}) to retry.',
+            }),
             ...common,
             '503': resp('SearchUnavailable'),
             '504': resp('Timeout'),

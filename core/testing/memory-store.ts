@@ -37,6 +37,7 @@ import {
   libraryServing,
   invalid,
   jobStateToLibraryState,
+  libraryBusy,
   libraryNotFound,
   notServedError,
   validateLibraryInput,
@@ -276,14 +277,22 @@ export class MemoryStore implements Store {
     return [...this.libraries.values()].sort((a, b) => binaryCompare(a.id, b.id)).map((l) => this.libraryRecord(l));
   }
 
-  async deleteLibrary(id: string): Promise<boolean> {
+  async deleteLibrary(id: string, version?: string): Promise<boolean> {
     this.requireOpen();
+    if (version !== undefined && typeof version !== 'string') throw invalid('The version must be a string ("" for the default version).');
     if (!this.libraries.has(id)) return false;
-    for (const [k, b] of this.builds) if (b.libraryId === id) this.builds.delete(k);
-    for (const [k, v] of this.versions) if (v.libraryId === id) this.versions.delete(k);
-    for (const [k, j] of this.jobs) if (j.libraryId === id) this.jobs.delete(k);
-    this.libraries.delete(id);
-    for (const [alias, target] of this.aliases) if (target === id) this.aliases.delete(alias);
+    const inScope = (row: { libraryId: string; version: string }) => row.libraryId === id && (version === undefined || row.version === version);
+    const known = [...this.versions.values(), ...this.builds.values(), ...this.jobs.values()].some(inScope);
+    if (version !== undefined && !known) return false;
+    const busy = [...this.jobs.values()].find((j) => inScope(j) && j.state === 'running');
+    if (busy) throw libraryBusy(id, version, busy.id);
+    for (const [k, b] of this.builds) if (inScope(b)) this.builds.delete(k);
+    for (const [k, v] of this.versions) if (inScope(v)) this.versions.delete(k);
+    for (const [k, j] of this.jobs) if (inScope(j)) this.jobs.delete(k);
+    if (version === undefined) {
+      this.libraries.delete(id);
+      for (const [alias, target] of this.aliases) if (target === id) this.aliases.delete(alias);
+    }
     return true;
   }
 
@@ -549,6 +558,16 @@ export class MemoryStore implements Store {
     row.error = error ? JSON.stringify(error) : null;
     row.startedAt = startedAt;
     row.finishedAt = finishedAt;
+    return toJobRecord(row);
+  }
+
+  async claimJob(id: string): Promise<JobRecord | null> {
+    this.requireOpen();
+    const row = this.jobs.get(id);
+    if (!row || row.state !== 'queued') return null;
+    row.state = 'running';
+    row.startedAt ??= this.now();
+    row.finishedAt = null;
     return toJobRecord(row);
   }
 

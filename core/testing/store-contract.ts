@@ -154,6 +154,51 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
           assert.equal(again.state, 'initial');
           assert.deepEqual(again.versions, []);
         }));
+      test('deleteLibrary(id, version) removes that version only: builds, snippets, jobs; false when unknown', () =>
+        withStore(async (store) => {
+          await store.upsertLibrary(lib('/docs/multi'));
+          await buildVersion(store, '/docs/multi', '', [sampleSnippet({ content: 'default words' })]);
+          await buildVersion(store, '/docs/multi', 'v1', [sampleSnippet({ content: 'version one words' })]);
+          await buildVersion(store, '/docs/multi', 'v2', [sampleSnippet({ content: 'version two words' })]);
+          const queuedV1 = await store.createJob({ libraryId: '/docs/multi', version: 'v1', kind: 'upload' });
+          const jobV2 = await store.createJob({ libraryId: '/docs/multi', version: 'v2', kind: 'upload' });
+          assert.equal(await store.deleteLibrary('/docs/multi', 'v1'), true);
+          assert.equal(await store.getVersion('/docs/multi', 'v1'), null);
+          await assert.rejects(store.getSnippets('/docs/multi', 'v1'), errorCode('version_not_found'));
+          assert.equal(await store.getJob(queuedV1.id), null);
+          assert.equal(await store.claimJob(queuedV1.id), null);
+          assert.deepEqual((await store.getLibrary('/docs/multi'))?.versions, ['v2']);
+          assert.deepEqual(contents(await store.getSnippets('/docs/multi', '')), ['default words']);
+          assert.deepEqual(contents(await store.getSnippets('/docs/multi', 'v2')), ['version two words']);
+          assert.equal((await store.getJob(jobV2.id))?.state, 'queued');
+          assert.equal(await store.deleteLibrary('/docs/multi', 'v1'), false);
+          assert.equal(await store.deleteLibrary('/docs/multi', 'v9'), false);
+          assert.equal(await store.deleteLibrary('/docs/none', 'v1'), false);
+          // The default version alone: the library stays, with nothing served by default.
+          assert.equal(await store.deleteLibrary('/docs/multi', ''), true);
+          await assert.rejects(store.getSnippets('/docs/multi', ''), errorCode('version_not_found'));
+          assert.deepEqual((await store.getLibrary('/docs/multi'))?.versions, ['v2']);
+        }));
+
+      test('deleteLibrary refuses while a job of the library (or that version) runs; queued jobs go with it', () =>
+        withStore(async (store) => {
+          await store.upsertLibrary(lib('/docs/busy'));
+          await buildVersion(store, '/docs/busy', 'v1', [sampleSnippet({ content: 'one' })]);
+          const running = await store.createJob({ libraryId: '/docs/busy', version: '', kind: 'upload' });
+          await store.claimJob(running.id);
+          await assert.rejects(store.deleteLibrary('/docs/busy'), errorCode('library_busy'));
+          await assert.rejects(store.deleteLibrary('/docs/busy', ''), errorCode('library_busy'));
+          assert.ok(await store.getLibrary('/docs/busy'));
+          assert.equal((await store.getJob(running.id))?.state, 'running');
+          // Another version is not busy.
+          assert.equal(await store.deleteLibrary('/docs/busy', 'v1'), true);
+          await store.updateJob(running.id, { state: 'failed', error: { code: 'invalid_source', message: 'bad' } });
+          const queued = await store.createJob({ libraryId: '/docs/busy', version: '', kind: 'upload' });
+          assert.equal(await store.deleteLibrary('/docs/busy'), true);
+          assert.equal(await store.getJob(queued.id), null);
+          assert.equal(await store.claimJob(queued.id), null);
+          assert.deepEqual(await store.listJobs({ libraryId: '/docs/busy' }), []);
+        }));
     });
 
     describe('versions and builds', () => {
@@ -473,6 +518,32 @@ export function runStoreContract(name: string, makeStore: () => Promise<StoreFix
           assert.deepEqual((await store.listJobs({ libraryId: '/docs/a', state: 'succeeded' })).map((j) => j.id), [a1.id]);
           assert.deepEqual((await store.listJobs({ limit: 2 })).map((j) => j.id), [a2.id, b1.id]);
           assert.deepEqual(await store.listJobs({ libraryId: '/docs/none' }), []);
+        }));
+
+      test('claimJob takes a queued job once: queued -> running; null when not queued or unknown', () =>
+        withStore(async (store) => {
+          await store.upsertLibrary(lib('/docs/koa'));
+          const job = await store.createJob({ libraryId: '/docs/koa', version: '', kind: 'upload' });
+          // Twenty claims at once: exactly one wins.
+          const claims = await Promise.all(Array.from({ length: 20 }, () => store.claimJob(job.id)));
+          const won = claims.filter((c) => c !== null);
+          assert.equal(won.length, 1);
+          assert.equal(won[0]!.id, job.id);
+          assert.equal(won[0]!.state, 'running');
+          assert.match(won[0]!.startedAt ?? '', ISO_MS);
+          assert.equal(won[0]!.finishedAt, null);
+          assert.deepEqual(await store.getJob(job.id), won[0]);
+          assert.equal(await store.claimJob(job.id), null);
+          await store.updateJob(job.id, { state: 'succeeded' });
+          assert.equal(await store.claimJob(job.id), null);
+          assert.equal((await store.getJob(job.id))?.state, 'succeeded');
+          assert.equal(await store.claimJob('no-such-job'), null);
+          // A job queued again (e.g. after a restart) can be claimed again.
+          const other = await store.createJob({ libraryId: '/docs/koa', version: 'v1', kind: 'upload' });
+          await store.updateJob(other.id, { state: 'running' });
+          assert.equal(await store.claimJob(other.id), null);
+          await store.updateJob(other.id, { state: 'queued' });
+          assert.equal((await store.claimJob(other.id))?.state, 'running');
         }));
 
       test('unknown job ids: getJob is null, updates and logs are refused', () =>

@@ -34,6 +34,7 @@ import {
   libraryServing,
   invalid,
   jobStateToLibraryState,
+  libraryBusy,
   libraryNotFound,
   notServedError,
   validateLibraryInput,
@@ -71,10 +72,8 @@ export interface EmbeddedStoreDeps {
 /** Job log lines kept per job; older lines are dropped. */
 export const JOB_LOG_LIMIT = 2000;
 
-export const INTERRUPTED_ERROR = {
-  code: 'interrupted',
-  message: 'The process stopped before this job finished; the previously served version is unchanged.',
-} as const;
+/** The job log line of a job that was running when the process stopped, at the next open. */
+export const RESUMED_LOG_LINE = 'resumed after restart: the process stopped while this job ran; its partial build was discarded and the job queued to run again';
 
 
 const SNIPPET_COLUMNS =
@@ -272,23 +271,29 @@ export class EmbeddedStore implements Store {
     return new RefdeskError('internal_error', `Cannot read the data file ${this.file}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
   }
 
-  /** Discards builds left unfinished by a crash and marks unfinished jobs interrupted. */
+  /**
+   * Discards builds left unfinished by a crash and returns the jobs that were running to
+   * `queued`, so that the server runs them again (a rerun builds the version anew).
+   */
   private recover(): void {
     const db = this.requireDb();
     const now = this.now();
     const { builds, jobs } = transaction(db, () => {
       const staged = all(db, "SELECT id FROM builds WHERE state = 'building'").map((r) => str(r.id));
-      for (const id of staged) run(db, 'DELETE FROM snippets WHERE build_id = ?', [id]);
+      for (const id of staged) {
+        run(db, 'DELETE FROM snippets WHERE build_id = ?', [id]);
+        run(db, 'DELETE FROM documents WHERE build_id = ?', [id]);
+      }
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE state = 'building'", [now]);
-      const jobsChanged = run(
-        db,
-        "UPDATE jobs SET state = 'interrupted', error = ?, finished_at = ? WHERE state IN ('queued', 'running')",
-        [JSON.stringify(INTERRUPTED_ERROR), now],
-      );
-      return { builds: staged.length, jobs: jobsChanged };
+      const running = all(db, "SELECT id FROM jobs WHERE state = 'running'").map((r) => str(r.id));
+      for (const id of running) {
+        run(db, "UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL WHERE id = ?", [id]);
+        this.insertJobLog(db, id, 'warn', RESUMED_LOG_LINE, now);
+      }
+      return { builds: staged.length, jobs: running.length };
     });
     if (builds > 0 || jobs > 0) {
-      this.logger.warn('store: recovered from an interrupted run', { discardedBuilds: builds, interruptedJobs: jobs });
+      this.logger.warn('store: recovered from an interrupted run', { discardedBuilds: builds, requeuedJobs: jobs });
     }
   }
 
@@ -374,19 +379,35 @@ export class EmbeddedStore implements Store {
     return this.libraryRecords(null);
   }
 
-  async deleteLibrary(id: string): Promise<boolean> {
+  async deleteLibrary(id: string, version?: string): Promise<boolean> {
     const db = this.requireWritable();
+    if (version !== undefined && typeof version !== 'string') throw invalid('The version must be a string ("" for the default version).');
     if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [id])) return false;
-    const buildIds = all(db, 'SELECT id FROM builds WHERE library_id = ?', [id]).map((r) => str(r.id));
+    // "AND (?2 IS NULL OR version = ?2)": the whole library, or one version of it.
+    const scope = [id, version ?? null];
+    const known = get(
+      db,
+      `SELECT 1 AS x FROM versions WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)
+       UNION SELECT 1 FROM builds WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)
+       UNION SELECT 1 FROM jobs WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)`,
+      scope,
+    );
+    if (version !== undefined && !known) return false;
+    const busy = get(db, "SELECT id FROM jobs WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2) AND state = 'running' LIMIT 1", scope);
+    if (busy) throw libraryBusy(id, version, str(busy.id));
+    const buildIds = all(db, 'SELECT id FROM builds WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)', scope).map((r) => str(r.id));
     transaction(db, () => {
-      run(db, 'DELETE FROM snippets WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
-      run(db, 'DELETE FROM documents WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
-      run(db, 'DELETE FROM builds WHERE library_id = ?', [id]);
-      run(db, 'DELETE FROM versions WHERE library_id = ?', [id]);
-      run(db, 'DELETE FROM job_logs WHERE job_id IN (SELECT id FROM jobs WHERE library_id = ?)', [id]);
-      run(db, 'DELETE FROM jobs WHERE library_id = ?', [id]);
-      run(db, 'DELETE FROM libraries WHERE id = ?', [id]);
-      run(db, 'DELETE FROM library_aliases WHERE target = ?', [id]);
+      const builds = 'SELECT id FROM builds WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)';
+      run(db, `DELETE FROM snippets WHERE build_id IN (${builds})`, scope);
+      run(db, `DELETE FROM documents WHERE build_id IN (${builds})`, scope);
+      run(db, 'DELETE FROM builds WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)', scope);
+      run(db, 'DELETE FROM versions WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)', scope);
+      run(db, 'DELETE FROM job_logs WHERE job_id IN (SELECT id FROM jobs WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2))', scope);
+      run(db, 'DELETE FROM jobs WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)', scope);
+      if (version === undefined) {
+        run(db, 'DELETE FROM libraries WHERE id = ?', [id]);
+        run(db, 'DELETE FROM library_aliases WHERE target = ?', [id]);
+      }
     });
     for (const b of buildIds) this.cache.delete(b);
     await this.persist();
@@ -772,20 +793,37 @@ export class EmbeddedStore implements Store {
     return this.jobRecord(id)!;
   }
 
+  async claimJob(id: string): Promise<JobRecord | null> {
+    const db = this.requireWritable();
+    const now = this.now();
+    // One statement, guarded by the current state: of two claims, only one changes a row.
+    const changed = run(db, "UPDATE jobs SET state = 'running', started_at = COALESCE(started_at, ?), finished_at = NULL WHERE id = ? AND state = 'queued'", [
+      now,
+      String(id),
+    ]);
+    if (changed === 0) return null;
+    await this.persist();
+    return this.jobRecord(id);
+  }
+
   async appendJobLog(id: string, level: LogLevel, message: string): Promise<void> {
     const db = this.requireWritable();
     if (!get(db, 'SELECT 1 AS x FROM jobs WHERE id = ?', [id])) throw invalid(`Job "${id}" not found.`);
+    this.insertJobLog(db, id, level, message, this.now());
+    this.dirty = true; // batched
+  }
+
+  private insertJobLog(db: Database, id: string, level: LogLevel, message: string, at: string): void {
     const last = get(db, 'SELECT MAX(seq) AS seq FROM job_logs WHERE job_id = ?', [id]);
     const seq = last?.seq == null ? 1 : num(last.seq) + 1;
     run(db, 'INSERT INTO job_logs (job_id, seq, at, level, message) VALUES (?, ?, ?, ?, ?)', [
       id,
       seq,
-      this.now(),
+      at,
       LOG_LEVELS.includes(level) ? level : 'info',
       String(message),
     ]);
     if (seq > JOB_LOG_LIMIT) run(db, 'DELETE FROM job_logs WHERE job_id = ? AND seq <= ?', [id, seq - JOB_LOG_LIMIT]);
-    this.dirty = true; // batched
   }
 
   async getJob(id: string): Promise<JobRecord | null> {

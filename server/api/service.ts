@@ -10,7 +10,10 @@
  *   await service.getContextFor(principal, { libraryId, query, type });     // {type:'txt', text} | {type:'json', body}
  */
 import type { Kernel } from '../../core/kernel.ts';
-import type { LibraryRecord } from '../../core/contracts.ts';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import type { JobRecord, LibraryRecord } from '../../core/contracts.ts';
+import { rawUploadOf } from '../../core/uploads.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
@@ -150,7 +153,8 @@ export class ApiService {
     const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
     const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens })).catch(
       async (e: unknown) => {
-        throw isRefdeskError(e) && e.code === 'library_not_finalized' ? ((await this.unprocessable(library.id, parsed.version)) ?? e) : e;
+        const notServed = isRefdeskError(e) && (e.code === 'library_not_finalized' || e.code === 'version_not_found');
+        throw library && notServed ? ((await this.unprocessable(library, parsed.version)) ?? e) : e;
       },
     );
     const id = formatLibraryId(result.library.id, result.version);
@@ -179,14 +183,26 @@ export class ApiService {
   }
 
   /**
-   * A 422 when the library serves nothing because its newest build found no documentation or was
-   * too large (retrying will not help); null otherwise (still processing: the 202 stands).
+   * A 422 when the version serves nothing because its newest build failed (a terminal answer:
+   * retrying the question will not help): `build_failed` with the job's error message, or the
+   * job's own code when it was `no_documentation` or `too_large`. Null otherwise (still
+   * processing, or never built: the caller's answer stands).
    */
-  private async unprocessable(id: string, version: string): Promise<RefdeskError | null> {
-    const newest = (await this.kernel.store.listJobs({ libraryId: id, limit: 20 })).find((j) => j.version === version);
-    const code = newest?.state === 'failed' ? newest.error?.code : undefined;
-    if (code !== 'no_documentation' && code !== 'too_large') return null;
-    return new RefdeskError(code, `Library ${formatLibraryId(id, version)} has no documentation: ${newest!.error!.message} Fix the source, then refresh the library.`);
+  private async unprocessable(library: LibraryRecord, version: string): Promise<RefdeskError | null> {
+    const newest = (await this.kernel.store.listJobs({ libraryId: library.id, limit: 50 })).find((j) => j.version === version);
+    if (!newest || (newest.state !== 'failed' && newest.state !== 'interrupted')) return null;
+    if ((await this.kernel.store.getVersion(library.id, version))?.activeBuildId) return null;
+    const target = formatLibraryId(library.id, version);
+    const reason = newest.error?.message ?? 'the build did not finish.';
+    const retry =
+      rawUploadOf(this.kernel.env.dataDir, library.source) || library.source.kind === 'upload'
+        ? 'upload the documentation again (refdesk add <folder> --name <name>) to retry'
+        : `add the same source again or refresh it (POST /api/v1/refresh {"libraryName": "${target}"}) to retry`;
+    const code = newest.error?.code;
+    if (code === 'no_documentation' || code === 'too_large') {
+      return new RefdeskError(code, `Library ${target} has no documentation: ${reason} Fix the source, then ${retry}.`);
+    }
+    return new RefdeskError('build_failed', `The build of library ${target} failed (job ${newest.id}): ${reason} Fix the source if needed, then ${retry}.`);
   }
 
   /** Runs a search against the store (and reranker) with the request time limit; backend failures are 503. */
@@ -254,7 +270,10 @@ export class ApiService {
     const def = this.kernel.sources.get(req.kind)!.def;
     const derived = def.deriveId ? def.deriveId(structuredClone(req.spec)) : fallbackLibraryId(req.kind, req.spec);
     const id = parseLibraryId(derived, { wholePath: true }).id;
-    await this.refuseExisting(id);
+    const pending = await this.refuseExisting(id);
+    if (pending) {
+      return { libraryName: id, jobId: pending.id, message: `${id} has no documentation served yet and its ingest is already ${pending.state} (job ${pending.id}); until it is finalized the library answers 202.` };
+    }
     return this.queueAdd({ source: req.kind, id, spec: req.spec, title: req.title, description: req.description }, `Queued ${id} from the ${req.kind} source`);
   }
 
@@ -271,17 +290,27 @@ export class ApiService {
     if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
     validateLibraryName(name);
     const id = parseLibraryId(`/openapi/${name}`).id;
+    // A new file: queued even when a job is pending (that job then reads this file too).
     if (!input.force) await this.refuseExisting(id, ' Send force=true to replace its specification.');
     return this.queueAdd({ source: 'openapi', id, spec: { path: input.path }, title: input.title?.trim() || undefined }, `Queued ${id} from the uploaded specification`);
   }
 
-  private async refuseExisting(id: string, hint = ''): Promise<void> {
+  /**
+   * A 409 when the library is already added and serves documentation (or was renamed). A library
+   * with nothing served (its builds failed, or its first one is under way) may be added again:
+   * resolves with its queued or running job when it has one (null when a new job is needed).
+   */
+  private async refuseExisting(id: string, hint = ''): Promise<JobRecord | null> {
     const existing = await this.kernel.store.getLibrary(id);
+    if (existing && existing.state !== 'finalized') {
+      return (await this.kernel.store.listJobs({ libraryId: id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running') ?? null;
+    }
     if (existing) {
       throw new RefdeskError('already_exists', `Library ${id} is already added (from a ${existing.source.kind} source). Refresh it with POST /api/v1/refresh {"libraryName": "${id}"}.${hint}`);
     }
     const target = await this.kernel.store.resolveLibraryAlias(id);
     if (target) throw new RefdeskError('already_exists', `Library ${id} was added before and renamed to ${target}; refresh ${target} instead.`);
+    return null;
   }
 
   private async queueAdd(input: Parameters<typeof addLibrary>[1], what: string): Promise<AddResponse> {
@@ -324,6 +353,13 @@ export class ApiService {
       );
     }
     if (running) return { message: `A refresh of ${id} is already ${running.state} (job ${running.id}).`, libraryName: library.id, jobId: running.id };
+    const raw = rawUploadOf(this.kernel.env.dataDir, library.source);
+    if (raw && !existsSync(raw)) {
+      throw new RefdeskError(
+        'upload_required',
+        `Library ${library.id} was built from an uploaded file, which is not kept once its build has ended: re-upload to refresh (send the file again${kind === 'upload' ? ' with refdesk add <folder> --name <name>' : ' to POST /api/v2/add/openapi-upload with force=true'}).`,
+      );
+    }
     const spec = { ...library.source.spec, ...(branch ? { branch } : {}), ...(gitToken ? { token: gitToken } : {}) };
     const { job } = await addLibrary(this.kernel, { source: kind, id, spec });
     this.jobs.enqueue(job.id);
@@ -354,6 +390,36 @@ export async function renameLibrary(kernel: Kernel, from: string, to: string): P
   const busy = (await kernel.store.listJobs({ libraryId: a.id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running');
   if (busy) throw new RefdeskError('already_exists', `Library ${a.id} has an ingest job ${busy.state} (job ${busy.id}); rename it once the job has finished.`);
   return kernel.store.renameLibrary(a.id, b.id);
+}
+
+export interface DeleteLibraryResult {
+  libraryId: string;
+  /** The version deleted, or null when the whole library was. */
+  version: string | null;
+  message: string;
+}
+
+/**
+ * Deletes a library (every version, build, snippet, job and its raw upload) or, for a pinned
+ * library ID (`/owner/repo/v1` or `@v1`), that version only. 404 when unknown; 409
+ * `library_busy` while one of its jobs runs (queued jobs are removed with it).
+ * Shared by the admin route and the CLI's direct mode.
+ */
+export async function deleteLibrary(kernel: Kernel, libraryId: string): Promise<DeleteLibraryResult> {
+  const { id, version } = await resolveLibraryId(kernel.store, libraryId);
+  const library = await kernel.store.getLibrary(id);
+  if (!library) throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
+  const raw = version ? null : rawUploadOf(kernel.env.dataDir, library.source);
+  const deleted = await kernel.store.deleteLibrary(id, version || undefined);
+  if (!deleted) {
+    if (version) throw new RefdeskError('version_not_found', `Library ${id} has no version "${version}". Versions: ${library.versions.join(', ') || 'none pinned'}.`);
+    throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
+  }
+  if (raw) await rm(raw, { force: true }).catch((e: unknown) => kernel.logger.warn('could not remove a raw upload', { library: id, error: (e as Error).message }));
+  kernel.logger.info('library deleted', { library: id, ...(version ? { version } : {}) });
+  return version
+    ? { libraryId: id, version, message: `Deleted version ${version} of ${id} (its builds, snippets and jobs).` }
+    : { libraryId: id, version: null, message: `Deleted ${id} (every version, build, snippet and job).` };
 }
 
 /** The kernel seen without its reranker (for `fast=true`). */

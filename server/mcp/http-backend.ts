@@ -13,6 +13,8 @@ const KNOWN_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'library_not_found',
   'version_not_found',
   'library_not_finalized',
+  'build_failed',
+  'no_documentation',
   'too_large',
   'unauthorized',
   'invalid_api_key',

@@ -10,7 +10,7 @@ import { addLibrary } from '../../core/ingest.ts';
 import type { JobRunner } from '../job-runner.ts';
 import { libraryJson } from '../api/library-json.ts';
 import { requiredString } from '../params.ts';
-import type { ApiService } from '../api/service.ts';
+import { deleteLibrary, type ApiService } from '../api/service.ts';
 import { readJsonBody, saveBody } from '../body.ts';
 import { objectBody, onlyFields, optionalString, requiredString as requiredField } from '../api/params.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
@@ -68,6 +68,16 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     onlyFields(body, ['from', 'to']);
     const library = await service.renameLibrary(requiredField(body, 'from'), requiredField(body, 'to'));
     ctx.body = { library: libraryJson(library), message: `Renamed to ${library.id}; the old ID answers 301 with redirectUrl ${library.id}.` };
+  });
+
+  /**
+   * Deletes a library: DELETE /api/admin/libraries/<owner>/<name> (every version, build,
+   * snippet, job and raw upload), or with a pinned ID (/<owner>/<name>/<version> or @<version>)
+   * that version only. 404 when unknown, 409 `library_busy` while one of its jobs runs.
+   */
+  r.delete('/libraries/*id', async (ctx) => {
+    const raw = String(ctx.params.id ?? '');
+    ctx.body = await deleteLibrary(kernel, raw.startsWith('/') ? raw : `/${raw}`);
   });
 
   /** Settings the operator may change at run time. */

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { writeFileAtomic } from '../../../plugins/store-embedded/atomic-write.ts';
 import { lockFilePath, readDataLock } from '../../../core/data-lock.ts';
-import { INTERRUPTED_ERROR, JOB_LOG_LIMIT } from '../../../plugins/store-embedded/embedded-store.ts';
+import { RESUMED_LOG_LINE, JOB_LOG_LIMIT } from '../../../plugins/store-embedded/embedded-store.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import { makeStore, memoryLogger, tempDataDir } from './helpers.ts';
 
@@ -270,7 +270,7 @@ describe('embedded store persistence', () => {
       assert.equal(existsSync(dir), false);
     }));
 
-  test('crash recovery: staged build discarded, served build kept, unfinished jobs interrupted', () =>
+  test('crash recovery: staged build discarded, served build kept, unfinished jobs queued to run again', () =>
     withDataDir(async (dir) => {
       const child = spawnSync(process.execPath, ['--import', 'tsx', 'test/plugins/store-embedded/crash-writer.ts', dir], {
         cwd: root,
@@ -294,19 +294,21 @@ describe('embedded store persistence', () => {
         assert.equal(version?.totalSnippets, 2);
         assert.equal((await store.getLibrary('/docs/crash'))?.state, 'finalized');
 
+        // The running job is queued again (a runner claims it and builds anew), with a log line.
         const jobB = await store.getJob(ids.jobB);
-        assert.equal(jobB?.state, 'interrupted');
-        assert.deepEqual(jobB?.error, INTERRUPTED_ERROR);
-        assert.ok(jobB?.finishedAt);
-        assert.deepEqual((await store.getJobLog(ids.jobB)).map((l) => l.message), ['read 3 snippets']);
+        assert.equal(jobB?.state, 'queued');
+        assert.equal(jobB?.error, null);
+        assert.equal(jobB?.finishedAt, null);
+        assert.deepEqual((await store.getJobLog(ids.jobB)).map((l) => l.message), ['read 3 snippets', RESUMED_LOG_LINE]);
         assert.equal((await store.getJob(ids.jobA))?.state, 'succeeded');
-        assert.equal((await store.getJob(ids.jobNever))?.state, 'interrupted');
-        assert.equal((await store.getLibrary('/docs/never'))?.state, 'error');
+        assert.equal((await store.getJob(ids.jobNever))?.state, 'queued');
+        assert.equal((await store.getLibrary('/docs/never'))?.state, 'processing');
+        assert.equal((await store.claimJob(ids.jobB))?.state, 'running');
 
         // Recovery was persisted: B's snippets are gone from the file and B is marked failed.
         assert.deepEqual(await queryFile(file, `SELECT COUNT(*) FROM snippets WHERE build_id = '${ids.buildB}'`), [[0]]);
         assert.deepEqual(await queryFile(file, `SELECT state FROM builds WHERE id = '${ids.buildB}'`), [['failed']]);
-        assert.deepEqual(await queryFile(file, `SELECT state FROM jobs WHERE id = '${ids.jobB}'`), [['interrupted']]);
+        assert.deepEqual(await queryFile(file, `SELECT state FROM jobs WHERE id = '${ids.jobB}'`), [['running']]);
         assert.equal(JSON.parse(await readFile(lockFilePath(dir), 'utf8')).pid, process.pid);
       } finally {
         await store.close();
