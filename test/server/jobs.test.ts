@@ -27,6 +27,12 @@ const held = new Map<string, ServerResponse[]>();
 
 const post = (path: string, json: unknown) => call(s.base, 'POST', path, { headers: bearer(key), json });
 const context = (libraryId: string, query: string) => call(s.base, 'GET', '/api/v2/context' + qs({ libraryId, query }));
+/** Queues a build of a pinned version (as a source's previousVersions would) and runs it. */
+async function buildPinned(id: string, llmstxtUrl: string, version: string): Promise<void> {
+  const { job } = await addLibrary(s.kernel, { source: 'llmstxt', spec: { url: llmstxtUrl }, id, version });
+  s.refdesk.jobs.enqueue(job.id);
+  await s.refdesk.jobs.idle();
+}
 const llms = (name: string) => `# ${name}\n\n## Setup\n\nRun \`${name} init\` to create a ${name} project with the wizard.\n`;
 
 describe('jobs over the HTTP API', () => {
@@ -131,9 +137,7 @@ describe('jobs over the HTTP API', () => {
     const id = add.body.libraryName as string;
     await s.refdesk.jobs.idle();
     assert.equal((await context(id, 'init')).body.error, 'build_failed');
-    const pinned = await post('/api/v1/refresh', { libraryName: `${id}/v2` });
-    assert.equal(pinned.status, 200, pinned.text);
-    await s.refdesk.jobs.idle();
+    await buildPinned(id, `${siteBase}/refail.txt`, 'v2');
     const v2 = await context(`${id}/v2`, 'init');
     assert.equal(v2.status, 422, v2.text);
     assert.equal(v2.body.error, 'build_failed');
@@ -149,8 +153,7 @@ describe('jobs over the HTTP API', () => {
     const add = await post('/api/v2/add/llmstxt', { llmstxtUrl: `${siteBase}/gone.txt` });
     const id = add.body.libraryName as string;
     await s.refdesk.jobs.idle();
-    await post('/api/v1/refresh', { libraryName: `${id}/v1` });
-    await s.refdesk.jobs.idle();
+    await buildPinned(id, `${siteBase}/gone.txt`, 'v1');
     assert.equal((await context(`${id}/v1`, 'init')).status, 200);
 
     const v1 = await call(s.base, 'DELETE', `/api/admin/libraries${id}/v1`);
