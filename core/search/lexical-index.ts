@@ -394,6 +394,29 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
     return out;
   };
   const run = (r: Ragged, k: number) => r.items.subarray(r.start[k], r.start[k + 1]);
+  // Precomputed norms: the idf of each heading's distinct words summed (heading coverage's
+  // denominator), in the order of their first occurrence.
+  const headNorms = (heads: Ragged): Float64Array => {
+    const out = new Float64Array(heads.start.length - 1);
+    for (let d = 0; d < out.length; d++) {
+      const lo = heads.start[d];
+      for (let i = lo; i < heads.start[d + 1]; i++) if (!seenBefore(heads.items, lo, i)) out[d] += bm25.idf[heads.items[i]];
+    }
+    return out;
+  };
+  const headAll = params.headingCoverage > 0 ? headNorms(data.head) : new Float64Array(0);
+  const parHeadAll = params.headingCoverage > 0 ? headNorms(data.parHead) : new Float64Array(0);
+  // Buffers reused by every search (zero between searches: each search clears what it set).
+  const scores = new Float64Array(nsec);
+  const before = new Float64Array(nsec);
+  const taken = new Uint8Array(nsec);
+  const pscores = new Float64Array(nparents);
+  const psc = new Float64Array(pageBm25?.n ?? 0);
+  const touched: number[] = [];
+  const ptouched: number[] = [];
+  const pgtouched: number[] = [];
+  const takenList: number[] = [];
+  const units = new UnitBuffer();
 
   return {
     size: nsnip,
@@ -404,8 +427,19 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
         if (kept.length > 0) words = kept;
       }
       if (words.length === 0 || nsec === 0 || !(limit > 0)) return [];
-      const scores = new Float64Array(nsec);
-      const touched: number[] = [];
+      try {
+        return searchWith(query, words, limit);
+      } finally {
+        for (const k of touched) scores[k] = before[k] = 0;
+        for (const p of ptouched) pscores[p] = 0;
+        for (const p of pgtouched) psc[p] = 0;
+        for (const k of takenList) taken[k] = 0;
+        touched.length = ptouched.length = pgtouched.length = takenList.length = 0;
+      }
+    },
+  };
+
+  function searchWith(query: string, words: string[], limit: number): Array<{ id: number; score: number; unit?: UnitRef }> {
       const weighted = words.map((t) => ({ t, w: 1 }));
       if (params.synonymWeight > 0) {
         // Each synonym once, even when two asked words lead to it.
@@ -439,27 +473,26 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
         touched,
         weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : bm25.idf[queryNos[k]], params.idfPower - 1)),
       );
-      const askedNos = new Set<number>();
+      const askedNos: number[] = [];
       for (const t of words) {
         const no = termNo(t);
-        if (no >= 0) askedNos.add(no);
+        if (no >= 0) askedNos.push(no);
       }
-      const coverHeadings = (heads: Ragged, docs: readonly number[], into: Float64Array) => {
-        if (params.headingCoverage <= 0) return;
+      const coverHeadings = (heads: Ragged, norms: Float64Array, docs: readonly number[], into: Float64Array) => {
+        if (params.headingCoverage <= 0 || askedNos.length === 0) return;
+        const { start, items } = heads;
         for (const d of docs) {
-          const head = run(heads, d);
-          if (head.length === 0) continue;
-          let all = 0;
+          const lo = start[d];
+          const hi = start[d + 1];
           let hit = 0;
-          for (const t of new Set(head)) {
-            const w = bm25.idf[t];
-            all += w;
-            if (askedNos.has(t)) hit += w;
+          for (let i = lo; i < hi; i++) {
+            const t = items[i];
+            if (askedNos.includes(t) && !seenBefore(items, lo, i)) hit += bm25.idf[t];
           }
-          if (hit > 0) into[d] += params.headingCoverage * hit * (hit / all);
+          if (hit > 0) into[d] += params.headingCoverage * hit * (hit / norms[d]);
         }
       };
-      coverHeadings(data.head, touched, scores);
+      coverHeadings(data.head, headAll, touched, scores);
       const folded = latent?.query(
         queryTerms,
         weighted.map((q) => q.w),
@@ -499,12 +532,13 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
       if (prior) for (const sec of touched) scores[sec] *= prior[sec];
       if (hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (hasCode[sec]) scores[sec] *= 1 + params.codePrior;
       // The sections' own scores, before the lifts below.
-      const before = params.neighbourWeight > 0 || links ? Float64Array.from(scores) : scores;
+      for (const k of touched) before[k] = scores[k];
       if (params.neighbourWeight > 0) {
         // A section next to one that matches well often holds the answer the question words
         // only circle around (the example after the explanation, the option after the intro).
-        for (const sec of [...touched]) {
-          for (const nb of [sec - 1, sec + 1]) {
+        for (let x = 0, n = touched.length; x < n; x++) {
+          const sec = touched[x];
+          for (let nb = sec - 1; nb <= sec + 1; nb += 2) {
             if (nb < 0 || nb >= nsec || pageOf[nb] !== pageOf[sec]) continue;
             if (scores[nb] === 0) touched.push(nb);
             scores[nb] = Math.max(scores[nb], before[nb] + params.neighbourWeight * before[sec]);
@@ -531,10 +565,7 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
       // Units: every touched section, and every touched parent (length-normalised by its own
       // field averages, weighed by parentWeight). Best first; a unit overlapping one already
       // taken is skipped, so a parent that beats its children replaces them.
-      const order: Array<{ score: number; sec: number; par: number }> = touched.map((sec) => ({ score: scores[sec], sec, par: -1 }));
       if (nparents > 0) {
-        const pscores = new Float64Array(nparents);
-        const ptouched: number[] = [];
         accumulateBm25f(
           parentBm25,
           queryNos,
@@ -547,23 +578,25 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
             return pidf > 0 ? (q.w * Math.pow(bm25.idf[no], params.idfPower)) / pidf : 0;
           }),
         );
-        coverHeadings(data.parHead, ptouched, pscores);
-        for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
+        coverHeadings(data.parHead, parHeadAll, ptouched, pscores);
       }
-      order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
+      units.fill(touched, scores, ptouched, pscores, params.parentWeight);
+      // The first units in order: enough for the fusion and the answer (more are sorted only if
+      // the answer needs them).
+      const ord = units.top(Math.max(params.fusionDepth, 0) + 2 * limit + 32);
+      const { score: uScore, sec: uSec, par: uPar } = units;
+      const nunits = units.length;
       /** The score each unit reports, in order (the fused order keeps the unit ranking's values). */
-      const shown = order.map((u) => u.score);
-      if (pageBm25 && order.length > 1) {
-        const psc = new Float64Array(pageBm25.n);
-        const ptouched: number[] = [];
+      let shownHead: Float64Array | undefined;
+      if (pageBm25 && nunits > 1) {
         accumulateBm25f(
           pageBm25,
           queryNos,
           psc,
-          ptouched,
+          pgtouched,
           weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : pageBm25.idf[queryNos[k]], params.idfPower - 1)),
         );
-        const sorted = ptouched.map((p) => psc[p]).sort((a, b) => b - a);
+        const sorted = pgtouched.map((p) => psc[p]).sort((a, b) => b - a);
         /** 1 + the number of pages scoring more than `v`. */
         const pageRank = (v: number) => {
           let lo = 0;
@@ -576,13 +609,19 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
           return lo + 1;
         };
         const k = params.fusionK;
-        const head = order.slice(0, params.fusionDepth).map((u, r) => {
-          const v = psc[pageOf[u.sec >= 0 ? u.sec : data.parFirst[u.par]]];
-          return { u, r, fused: 1 / (k + r + 1) + (v > 0 ? params.pageFusion / (k + pageRank(v)) : 0) };
-        });
+        const depth = Math.min(nunits, Math.max(params.fusionDepth, 0));
+        shownHead = new Float64Array(depth);
+        const head = [];
+        for (let r = 0; r < depth; r++) {
+          const u = ord[r];
+          shownHead[r] = uScore[u];
+          const v = psc[pageOf[uSec[u] >= 0 ? uSec[u] : data.parFirst[uPar[u]]]];
+          head.push({ u, r, fused: 1 / (k + r + 1) + (v > 0 ? params.pageFusion / (k + pageRank(v)) : 0) });
+        }
         head.sort((a, b) => b.fused - a.fused || a.r - b.r);
-        order.splice(0, head.length, ...head.map((h) => h.u));
+        for (let r = 0; r < depth; r++) ord[r] = head[r].u;
       }
+      const shown = (r: number) => (shownHead && r < shownHead.length ? shownHead[r] : uScore[ord[r]]);
       const asked = words.flatMap((t) => {
         const no = termNo(t);
         return no >= 0 ? [{ no, idf: bm25.idf[no] }] : [];
@@ -590,7 +629,6 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
       const own = data.own;
       const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own.items, own.start[i], own.start[i + 1], q.no) ? q.idf : 0), 0);
       const out: Array<{ id: number; score: number; unit?: UnitRef }> = [];
-      const taken = new Uint8Array(nsec);
       /** The run of sections grown from `secs` over well-scoring untaken neighbours of its file. */
       const grow = (secs: number[], score: number): number[] => {
         let lo = secs[0];
@@ -612,29 +650,142 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
         for (let k = lo; k <= hi; k++) out.push(k);
         return out;
       };
-      for (let r = 0; r < order.length; r++) {
-        const u = order[r];
-        let secs = u.par >= 0 ? parentSections(u.par) : [u.sec];
+      for (let r = 0; r < nunits; r++) {
+        if (r === units.sortedLength) units.sortRest();
+        const u = ord[r];
+        const par = uPar[u];
+        let secs = par >= 0 ? parentSections(par) : [uSec[u]];
         if (secs.some((k) => taken[k])) continue;
-        let unit = u.par >= 0 ? parentRef(u.par) : undefined;
+        let unit = par >= 0 ? parentRef(par) : undefined;
         if (params.mergeRatio > 0) {
-          const grown = grow(secs, u.score);
+          const grown = grow(secs, uScore[u]);
           if (grown.length > secs.length) {
             secs = grown;
             unit = { key: `${pagePaths[pageOf[secs[0]]]}\u0000${secs[0]}-${secs[secs.length - 1]}\u0002m`, breadcrumb: runPath(secs.map(crumbsOf)) };
           }
         }
-        for (const k of secs) taken[k] = 1;
+        for (const k of secs) {
+          taken[k] = 1;
+          takenList.push(k);
+        }
         const all = secs.length === 1 ? sectionMembers(secs[0]) : secs.flatMap(sectionMembers);
         const members = all.length === 1 ? all : all.map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
         for (const i of members) {
-          out.push(unit ? { id: ids[i], score: shown[r], unit } : { id: ids[i], score: shown[r] });
+          out.push(unit ? { id: ids[i], score: shown(r), unit } : { id: ids[i], score: shown(r) });
           if (out.length >= limit) return out;
         }
       }
       return out;
-    },
-  };
+  }
+}
+
+/** Whether items[i] occurs in items[lo..i). */
+function seenBefore(items: Int32Array, lo: number, i: number): boolean {
+  const t = items[i];
+  for (let j = lo; j < i; j++) if (items[j] === t) return true;
+  return false;
+}
+
+/**
+ * The ranked units of one search (sections, then parents) in typed arrays reused from search to
+ * search, and their order: best score first, then parents before sections... as the comparator
+ * says (a total order, so a partial sort gives the same first units as a full one).
+ */
+class UnitBuffer {
+  score = new Float64Array(256);
+  sec = new Int32Array(256);
+  par = new Int32Array(256);
+  order = new Int32Array(256);
+  private scratch = new Float64Array(256);
+  length = 0;
+  /** order[0..sortedLength) is the start of the full order. */
+  sortedLength = 0;
+
+  fill(touched: readonly number[], scores: Float64Array, ptouched: readonly number[], pscores: Float64Array, parentWeight: number): void {
+    const n = touched.length + ptouched.length;
+    if (n > this.score.length) {
+      const cap = Math.max(n, 2 * this.score.length);
+      this.score = new Float64Array(cap);
+      this.sec = new Int32Array(cap);
+      this.par = new Int32Array(cap);
+      this.order = new Int32Array(cap);
+      this.scratch = new Float64Array(cap);
+    }
+    let u = 0;
+    for (const k of touched) {
+      this.score[u] = scores[k];
+      this.sec[u] = k;
+      this.par[u] = -1;
+      this.order[u] = u;
+      u++;
+    }
+    for (const p of ptouched) {
+      this.score[u] = pscores[p] * parentWeight;
+      this.sec[u] = -1;
+      this.par[u] = p;
+      this.order[u] = u;
+      u++;
+    }
+    this.length = n;
+    this.sortedLength = 0;
+  }
+
+  private readonly compare = (i: number, j: number): number =>
+    this.score[j] - this.score[i] || this.par[i] - this.par[j] || this.sec[i] - this.sec[j];
+
+  /** Sorts at least the first `k` units into place; returns the order (valid up to `length`). */
+  top(k: number): Int32Array {
+    const n = this.length;
+    const order = this.order;
+    if (n <= 2 * k) {
+      order.subarray(0, n).sort(this.compare);
+      this.sortedLength = n;
+      return order;
+    }
+    // The k-th best score; every unit scoring at least that comes first, in order.
+    const kth = kthLargest(this.score, n, k, this.scratch);
+    let m = 0;
+    for (let u = 0; u < n; u++) if (this.score[u] >= kth) order[m++] = u;
+    let rest = m;
+    for (let u = 0; u < n; u++) if (this.score[u] < kth) order[rest++] = u;
+    order.subarray(0, m).sort(this.compare);
+    this.sortedLength = m;
+    return order;
+  }
+
+  /** Sorts the units after the sorted start (all score less than it). */
+  sortRest(): void {
+    this.order.subarray(this.sortedLength, this.length).sort(this.compare);
+    this.sortedLength = this.length;
+  }
+}
+
+/** The k-th largest of values[0..n) (1-based k <= n), by quickselect on a copy in `tmp`. */
+function kthLargest(values: Float64Array, n: number, k: number, tmp: Float64Array): number {
+  tmp.set(values.subarray(0, n));
+  const target = k - 1;
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const pivot = tmp[(lo + hi) >> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (tmp[i] > pivot) i++;
+      while (tmp[j] < pivot) j--;
+      if (i <= j) {
+        const x = tmp[i];
+        tmp[i] = tmp[j];
+        tmp[j] = x;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  return tmp[target];
 }
 
 /** The `n` sections of `among` with the highest (positive) score, best first (ties: lower index first). */
