@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type {
   ApiKeyInput,
   ApiKeyRecord,
@@ -404,6 +405,7 @@ export class EmbeddedStore implements Store {
     const buildIds = all(db, 'SELECT id FROM builds WHERE library_id = ?', [id]).map((r) => str(r.id));
     transaction(db, () => {
       run(db, 'DELETE FROM snippets WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
+      run(db, 'DELETE FROM build_snippets WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
       run(db, 'DELETE FROM documents WHERE build_id IN (SELECT id FROM builds WHERE library_id = ?)', [id]);
       run(db, 'DELETE FROM builds WHERE library_id = ?', [id]);
       run(db, 'DELETE FROM versions WHERE library_id = ?', [id]);
@@ -634,6 +636,7 @@ export class EmbeddedStore implements Store {
     // The index segment first: a build is served with its segment written.
     const snippets = this.loadBuild(buildId);
     const segment = await writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    const packed = gzipSync(JSON.stringify(snippets));
     try {
       this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
     } catch (err) {
@@ -661,14 +664,19 @@ export class EmbeddedStore implements Store {
         segment.checksum,
         buildId,
       ]);
+      // The served snippets: one compressed record (the segment serves them; this is its source).
+      run(db, 'INSERT OR REPLACE INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, packed]);
+      run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
       if (prev && prev !== buildId) {
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
+        run(db, 'DELETE FROM build_snippets WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM documents WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM builds WHERE id = ?', [prev]);
       }
       return prev;
     });
     if (previous) this.segments.delete(previous);
+    this.compactIfMostlyFree(db);
     await this.persist();
     if (previous) await this.removeSegmentFiles([previous]);
     return this.versionRecord(libraryId, version)!;
@@ -761,14 +769,32 @@ export class EmbeddedStore implements Store {
       await this.removeSegmentFiles([buildId]);
       return memorySegment(buildId, data, snippets, DEFAULT_BM25);
     }
-    run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?', [
-      written.file,
-      written.format,
-      written.checksum,
-      buildId,
-    ]);
+    transaction(db, () => {
+      run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?', [
+        written.file,
+        written.format,
+        written.checksum,
+        buildId,
+      ]);
+      // A build finalized by an older version: its snippet rows become one compressed record.
+      if (!get(db, 'SELECT 1 AS x FROM build_snippets WHERE build_id = ?', [buildId])) {
+        run(db, 'INSERT INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, gzipSync(JSON.stringify(snippets))]);
+        run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
+      }
+    });
     await this.persist();
     return openSegment(join(this.segmentDir, written.file), buildId, DEFAULT_BM25, written.checksum);
+  }
+
+  /**
+   * Rewrites the database without its free pages (VACUUM) when they are most of it: staged
+   * snippet rows leave the database when their build is finalized, and the file would otherwise
+   * keep their size.
+   */
+  private compactIfMostlyFree(db: Database): void {
+    const free = num(get(db, 'PRAGMA freelist_count')?.freelist_count);
+    const pages = num(get(db, 'PRAGMA page_count')?.page_count);
+    if (free >= 256 && 2 * free > pages) db.run('VACUUM');
   }
 
   /** Removes the segment files of these builds; a failure is logged, not thrown (the files are only unused). */
@@ -789,6 +815,15 @@ export class EmbeddedStore implements Store {
   /** A build's snippets from the database, in document order, frozen. */
   private loadBuild(buildId: string): StoredSnippet[] {
     const db = this.requireDb();
+    const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
+    if (packed) {
+      const list = JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[];
+      for (const s of list) {
+        Object.freeze(s.breadcrumb);
+        Object.freeze(s);
+      }
+      return list;
+    }
     const stmt = db.prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? ORDER BY seq`);
     const snippets: StoredSnippet[] = [];
     try {

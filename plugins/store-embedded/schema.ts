@@ -122,12 +122,19 @@ CREATE TABLE IF NOT EXISTS library_aliases (
 /**
  * Version 3: each finalized build records its index segment (plugins/store-embedded/segment.ts):
  * the file name under <dataDir>/segments, its format and checksum. NULL: none written yet (a
- * build finalized by an older version), made at its first query.
+ * build finalized by an older version), made at its first query. A finalized build's snippets
+ * leave the snippets table for one compressed record (build_snippets: gzip of the JSON array of
+ * its snippets, in order), the copy its segment is rebuilt from; the snippets table holds the
+ * builds being staged (and builds finalized by an older version).
  */
 const SCHEMA_V3 = `
 ALTER TABLE builds ADD COLUMN segment_file TEXT;
 ALTER TABLE builds ADD COLUMN segment_format INTEGER;
 ALTER TABLE builds ADD COLUMN segment_checksum TEXT;
+CREATE TABLE IF NOT EXISTS build_snippets (
+  build_id TEXT PRIMARY KEY,
+  data     BLOB NOT NULL
+);
 `;
 
 /** The schema version recorded in the file, or null for an empty database. */

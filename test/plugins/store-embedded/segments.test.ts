@@ -80,6 +80,16 @@ async function answers(store: EmbeddedStore, id: string): Promise<string> {
   return JSON.stringify(out);
 }
 
+async function queryFile(dir: string, sql: string): Promise<unknown[][]> {
+  const SQL = await loadSqlJs();
+  const db = new SQL.Database(await readFile(join(dir, 'refdesk.sqlite')));
+  try {
+    return db.exec(sql)[0]?.values ?? [];
+  } finally {
+    db.close();
+  }
+}
+
 async function segmentRow(dir: string, buildId: string): Promise<unknown[]> {
   const SQL = await loadSqlJs();
   const db = new SQL.Database(await readFile(join(dir, 'refdesk.sqlite')));
@@ -204,6 +214,60 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       const again = await reopen();
       assert.equal(await answers(again, '/docs/small'), before);
       assert.deepEqual(again.segmentStats, { opened: 0, rebuilt: 1 });
+    }));
+
+  test('a finalized build keeps no snippet rows in the database: one compressed record, the segment’s source', () =>
+    withStore(async ({ dir, store, reopen }) => {
+      const buildId = await addLibrary(store, '/docs/koa', koa);
+      const served = await store.getSnippets('/docs/koa', '');
+      const before = await answers(store, '/docs/koa');
+      await store.flush();
+      const counts = await queryFile(dir, `SELECT (SELECT COUNT(*) FROM snippets), (SELECT COUNT(*) FROM build_snippets WHERE build_id = '${buildId}')`);
+      assert.deepEqual(counts, [[0, 1]]);
+      const again = await reopen();
+      assert.deepEqual(await again.getSnippets('/docs/koa', ''), served, 'every field round-trips');
+      // The segment is rebuilt from that record.
+      await again.close();
+      await unlink(segFile(dir, buildId));
+      const third = await reopen();
+      assert.equal(await answers(third, '/docs/koa'), before);
+      assert.deepEqual(third.segmentStats, { opened: 0, rebuilt: 1 });
+    }));
+
+  test('a data directory from before segments: its snippet rows serve, then become one compressed record', () =>
+    withStore(async ({ dir, store, reopen, logs }) => {
+      const buildId = await addLibrary(store, '/docs/koa', koa);
+      const served = await store.getSnippets('/docs/koa', '');
+      const before = await answers(store, '/docs/koa');
+      await store.close();
+      // Put the build back as an older version left it: snippet rows, no segment recorded.
+      const SQL = await loadSqlJs();
+      const db = new SQL.Database(await readFile(join(dir, 'refdesk.sqlite')));
+      const stmt = db.prepare(
+        `INSERT INTO snippets (id, build_id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      served.forEach((s, seq) =>
+        stmt.run([s.id, buildId, seq, s.type, s.title, s.description, s.language, s.code, s.content, JSON.stringify(s.breadcrumb), s.pageTitle, s.sourcePath, s.sourceUrl ?? null, s.anchor ?? null, s.lineStart, s.lineEnd, s.tokens]),
+      );
+      stmt.free();
+      db.run('DELETE FROM build_snippets');
+      db.run('UPDATE builds SET segment_file = NULL, segment_format = NULL, segment_checksum = NULL');
+      await writeFile(join(dir, 'refdesk.sqlite'), db.export());
+      db.close();
+      await unlink(segFile(dir, buildId));
+
+      const again = await reopen();
+      assert.deepEqual(await again.getSnippets('/docs/koa', ''), served);
+      assert.equal(await answers(again, '/docs/koa'), before);
+      assert.deepEqual(again.segmentStats, { opened: 0, rebuilt: 1 });
+      assert.ok(logs.some((l) => l.fields?.reason === 'missing'));
+      await again.flush();
+      assert.deepEqual(await queryFile(dir, 'SELECT (SELECT COUNT(*) FROM snippets), (SELECT COUNT(*) FROM build_snippets)'), [[0, 1]]);
+      const third = await reopen();
+      assert.deepEqual(await third.getSnippets('/docs/koa', ''), served);
+      assert.equal(await answers(third, '/docs/koa'), before);
+      assert.deepEqual(third.segmentStats, { opened: 1, rebuilt: 0 });
     }));
 
   test('under a tiny memory budget the least recently used segment is closed; answers stay right', () =>
