@@ -711,16 +711,24 @@ export class EmbeddedStore implements Store {
     const buildId = this.servedBuildId(libraryId, version);
     const n = Math.floor(limit);
     if (!(n > 0) || typeof query !== 'string') return [];
-    let segment = await this.servedSegment(buildId);
+    const segment = await this.servedSegment(buildId);
     try {
       return searchSegment(segment, query, n);
     } catch (err) {
       // A damaged snippet record (the index part is checked when the file is opened).
       if (!(err instanceof SegmentError)) throw err;
-      this.segments.delete(buildId);
-      segment = await this.rebuildSegment(buildId, err);
-      this.segments.set(segment);
-      return searchSegment(segment, query, n);
+      let pending = this.pendingSegments.get(buildId);
+      if (!pending) {
+        this.segments.delete(buildId);
+        pending = this.rebuildSegment(buildId, err)
+          .then((fresh) => {
+            this.segments.set(fresh);
+            return fresh;
+          })
+          .finally(() => this.pendingSegments.delete(buildId));
+        this.pendingSegments.set(buildId, pending);
+      }
+      return searchSegment(await pending, query, n);
     }
   }
 

@@ -47,7 +47,10 @@ export interface ServedSegment {
   readonly index: LexicalIndex;
   /** Memory it holds, in bytes (what the cache budget counts). */
   readonly bytes: number;
-  /** The snippet with this id, read from the file; throws SegmentError when its record is damaged. */
+  /**
+   * The snippet with this id, read from the file; throws SegmentError when its record is damaged.
+   * Still works once closed (evicted while a query used it): the file is opened for the read.
+   */
   snippet(id: number): StoredSnippet | undefined;
   close(): void;
 }
@@ -277,10 +280,24 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       snippet(id) {
         const i = positionOf(id);
         if (i < 0) return undefined;
-        if (!open) throw new SegmentError('missing', `segment file ${path} was closed`);
         const len = snipStart[i + 1] - snipStart[i];
         const buf = Buffer.allocUnsafe(len);
-        if (readFully(fd, buf, base + snipStart[i]) < len || crc32(buf) !== snipCrc[i]) {
+        let got: number;
+        if (open) got = readFully(fd, buf, base + snipStart[i]);
+        else {
+          let once: number;
+          try {
+            once = openSync(path, 'r');
+          } catch {
+            throw new SegmentError('missing', `segment file ${path} is gone`);
+          }
+          try {
+            got = readFully(once, buf, base + snipStart[i]);
+          } finally {
+            closeSync(once);
+          }
+        }
+        if (got < len || crc32(buf) !== snipCrc[i]) {
           throw new SegmentError('corrupt', `segment file ${path}: snippet record ${i} is damaged`);
         }
         return freezeSnippet(JSON.parse(buf.toString('utf8')) as StoredSnippet);

@@ -283,6 +283,14 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
         }
         // Each switch of library opened the other segment again: nothing was rebuilt.
         assert.deepEqual(again.segmentStats, { opened: 6, rebuilt: 0 });
+        // Concurrent questions to both libraries evict each other's segment between its opening
+        // and its use: each is opened again, never rebuilt, and every answer is right.
+        const mixed = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => (i % 2 ? again.search('/docs/small', '', 'aardvark', 5) : again.search('/docs/koa', '', QUESTIONS[0], 60))),
+        );
+        const koaFirst = JSON.stringify(JSON.parse(koaAnswers)[0]);
+        mixed.forEach((hits, i) => (i % 2 ? assert.equal(hits.length, 1) : assert.equal(JSON.stringify(hits), koaFirst)));
+        assert.equal(again.segmentStats.rebuilt, 0);
 
         const roomy = await reopen('writer', { segmentCacheBytes: 64 * 1024 * 1024 });
         for (let i = 0; i < 3; i++) {
