@@ -639,6 +639,9 @@ export class EmbeddedStore implements Store {
     const packed = gzipSync(JSON.stringify(snippets));
     try {
       this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
+      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== snippets.length) {
+        throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
+      }
     } catch (err) {
       await this.removeSegmentFiles([buildId]);
       throw err;
