@@ -270,6 +270,20 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.deepEqual(third.segmentStats, { opened: 1, rebuilt: 0 });
     }));
 
+  test('snippets added while a build is being finalized are not lost: the finalize is refused, the next one serves them', () =>
+    withStore(async ({ dir, store }) => {
+      await store.upsertLibrary({ id: '/docs/race', title: 'race', source: { kind: 'upload', spec: {} } });
+      const b = await store.beginBuild('/docs/race', '', null);
+      await store.addSnippets(b, [sampleSnippet({ content: 'about the aardvark' })]);
+      const finalizing = store.finalizeBuild(b);
+      await store.addSnippets(b, [sampleSnippet({ content: 'about the bumblebee' })]);
+      await assert.rejects(finalizing, (err: Error & { code?: string }) => err.code === 'invalid_request' && /finalize it again/.test(err.message));
+      assert.equal(existsSync(segFile(dir, b)), false);
+      await store.finalizeBuild(b);
+      assert.ok((await store.search('/docs/race', '', 'bumblebee', 5)).some((h) => h.snippet.content === 'about the bumblebee'));
+      assert.deepEqual((await store.getSnippets('/docs/race', '')).map((s) => s.content), ['about the aardvark', 'about the bumblebee']);
+    }));
+
   test('under a tiny memory budget the least recently used segment is closed; answers stay right', () =>
     withStore(
       async ({ store, reopen }) => {
