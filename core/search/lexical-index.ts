@@ -10,11 +10,9 @@
  * question's words first.
  */
 import type { Snippet } from '../contracts.ts';
-import { buildBm25f, type FieldWeight } from './bm25f.ts';
-import { buildLatentModel, DEFAULT_LATENT } from './latent.ts';
-import { inlinkCounts, resolveSectionLinks } from './links.ts';
+import { accumulateBm25f, type Bm25fData, type FieldWeight } from './bm25f.ts';
+import { computeIndexData, parentKey, type IndexData, type Ragged } from './index-data.ts';
 import { PhraseMatcher, questionPhrases } from './phrases.ts';
-import { groupSections } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
 export interface IndexedSnippet
@@ -328,180 +326,125 @@ export const QUESTION_FILLERS: ReadonlySet<string> = new Set(
 /** Sections searched for a question's verbatim phrases (the best by score so far). */
 const PHRASE_CANDIDATES = 200;
 
-const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
-
-/** Whether a sorted array holds a value. */
-function has(sorted: Int32Array, v: number): boolean {
-  let lo = 0;
-  let hi = sorted.length - 1;
+/** Whether the sorted run items[lo..hi) holds a value. */
+function has(items: Int32Array, lo: number, hi: number, v: number): boolean {
+  hi--;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    if (sorted[mid] === v) return true;
-    if (sorted[mid] < v) lo = mid + 1;
+    if (items[mid] === v) return true;
+    if (items[mid] < v) lo = mid + 1;
     else hi = mid - 1;
   }
   return false;
 }
 
-/** The words of one snippet alone (its title and code names, or its prose). */
-function memberWords(m: IndexedSnippet): string[] {
-  return m.type === 'code' ? [...tokenize(m.title), ...codeIdentifiers(m.code)] : tokenize(m.content);
-}
-
-/** The token lists of one section's fields, in FIELD_ORDER. */
-function sectionFields(members: readonly IndexedSnippet[]): string[][] {
-  const first = members[0];
-  const crumbs = first.breadcrumb.length > 0 ? first.breadcrumb : [first.pageTitle];
-  const heading = tokenize(crumbs[crumbs.length - 1]);
-  const parents = tokenize(crumbs.slice(0, -1).join(' \n '));
-  const code: string[] = [];
-  const prose: string[] = [];
-  const info = members.filter((m) => m.type === 'info');
-  for (const m of members) if (m.code) code.push(...codeIdentifiers(m.code));
-  if (info.length > 0) for (const m of info) prose.push(...tokenize(m.content));
-  else for (const d of new Set(members.map((m) => m.description))) prose.push(...tokenize(d));
-  const path = tokenize(first.sourcePath.replace(/\.[a-z]+$/i, '').replace(/[/_-]/g, ' '));
-  return [heading, parents, code, prose, path, []];
+/** The number of a word in a sorted dictionary, or -1. */
+export function termNumber(terms: readonly string[], word: string): number {
+  let lo = 0;
+  let hi = terms.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const t = terms[mid];
+    if (t === word) return mid;
+    if (t < word) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
 }
 
 export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: Bm25Params = DEFAULT_BM25): LexicalIndex {
-  const sections = groupSections(snippets);
-  const fields: string[][][] = FIELD_ORDER.map(() => []);
-  for (const members of sections) {
-    const f = sectionFields(members.map((i) => snippets[i]));
-    for (let k = 0; k < FIELD_ORDER.length; k++) fields[k].push(f[k]);
-  }
-  // A page's search words (front-matter keywords, tags, aliases: the description of an info
-  // snippet, where the markdown chunker puts them) are a field of every section of the page.
-  const META = FIELD_ORDER.indexOf('meta');
-  if (params.fields.meta.weight > 0) {
-    const pageWords = new Map<string, string[]>();
-    for (const s of snippets) if (s.type === 'info' && s.description && !pageWords.has(s.sourcePath)) pageWords.set(s.sourcePath, tokenize(s.description));
-    sections.forEach((members, k) => {
-      const words = pageWords.get(snippets[members[0]].sourcePath);
-      if (words) fields[META][k] = words;
-    });
-  }
-  const bm25 = buildBm25f(
-    fields,
-    FIELD_ORDER.map((f) => params.fields[f]),
-    params.k1,
-  );
-  const ids = snippets.map((s) => s.id);
-  const vocabulary = params.prefixWeight > 0 ? wordVocabulary(fields) : undefined;
-  // Headings and prose (with the code's names too, sections sharing boilerplate code came near:
-  // bench:quick mrr@10 0.663 against 0.666).
-  const latent =
-    params.latentWeight > 0 ? buildLatentModel([fields[0], fields[1], fields[3]], { ...DEFAULT_LATENT, rank: params.latentRank }) : undefined;
-  const resolved = params.linkWeight > 0 || params.inlinkPrior > 0 ? resolveSectionLinks(sections, snippets).targets : undefined;
-  const hasLinks = resolved?.some((t) => t.length > 0) ?? false;
-  const links = hasLinks && params.linkWeight > 0 ? resolved : undefined;
-  // Each section's prior factor from its in-links (absent: all 1).
-  const prior =
-    hasLinks && params.inlinkPrior > 0 ? Float64Array.from(inlinkCounts(sections, snippets, resolved!), (n) => 1 + params.inlinkPrior * Math.log1p(n)) : undefined;
-  const secTokens = sections.map((m) => m.reduce((n, i) => n + (snippets[i].tokens ?? 0), 0));
-  const parents =
-    params.parentWeight > 0
-      ? findParents(sections, snippets, params.parentMinDepth).filter(
-          (p) => p.sections.reduce((n, k) => n + secTokens[k], 0) <= params.parentMaxTokens,
-        )
-      : [];
-  const parentFields: string[][][] = FIELD_ORDER.map(() => []);
-  for (const p of parents) {
-    const depth = p.ref.breadcrumb.length;
-    parentFields[0].push(tokenize(p.ref.breadcrumb[depth - 1]));
-    parentFields[1].push(tokenize(p.ref.breadcrumb.slice(0, -1).join(' \n ')));
-    const code: string[] = [];
-    const prose: string[] = [];
-    for (const sec of p.sections) {
-      const crumbs = snippets[sections[sec][0]].breadcrumb;
-      if (crumbs.length > depth) prose.push(...tokenize(crumbs.slice(depth).join(' \n ')));
-      code.push(...fields[2][sec]);
-      prose.push(...fields[3][sec]);
-    }
-    parentFields[2].push(code);
-    parentFields[3].push(prose);
-    parentFields[4].push(fields[4][p.sections[0]]);
-    parentFields[META].push(fields[META][p.sections[0]]);
-  }
-  const parentBm25 = buildBm25f(
-    parentFields,
-    FIELD_ORDER.map((f) => params.fields[f]),
-    params.k1,
-  );
-  // The sections holding a code snippet (codePrior; absent when off).
-  const hasCode = params.codePrior > 0 ? Uint8Array.from(sections, (m) => (m.some((i) => snippets[i].type === 'code') ? 1 : 0)) : undefined;
+  return openLexicalIndex(computeIndexData(snippets, params), params);
+}
 
-  // Each snippet's own words, as sorted term numbers, to order the snippets inside a section.
-  const termNo = new Map<string, number>();
-  const own: Int32Array[] = [];
-  for (const members of sections) {
-    if (members.length === 1 && parents.length === 0) {
-      own[members[0]] = new Int32Array(0);
-      continue;
+/**
+ * Searches an index's data (computeIndexData, or read back from a segment file) with the
+ * params it was computed with. Builds nothing but the dictionary's plain-word list.
+ */
+export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_BM25): LexicalIndex {
+  const { terms, ids, secStart, pageOf, pagePaths, secTokens, bm25, parentBm25, latent } = data;
+  const nsec = pageOf.length;
+  const nsnip = ids.length;
+  const nparents = data.parFirst.length;
+  const pageBm25 = params.pageFusion > 0 ? data.pageBm25 : undefined;
+  const prior = data.prior.length > 0 ? data.prior : undefined;
+  const hasCode = params.codePrior > 0 && data.hasCode.length > 0 ? data.hasCode : undefined;
+  const links = data.links.start.length > 0 ? data.links : undefined;
+  const vocabulary = params.prefixWeight > 0 ? Array.from(data.vocab, (t) => terms[t]) : undefined;
+  const termNo = (w: string) => termNumber(terms, w);
+  const idfOf = (index: Bm25fData, w: string) => {
+    const no = termNo(w);
+    return no < 0 ? 0 : index.idf[no];
+  };
+  const decoder = new TextDecoder();
+  const crumbsOf = (sec: number): string[] =>
+    JSON.parse(decoder.decode(data.crumbs.bytes.subarray(data.crumbs.start[sec], data.crumbs.start[sec + 1]))) as string[];
+  const parentRef = (p: number): UnitRef => {
+    const first = data.parFirst[p];
+    const crumbs = crumbsOf(first);
+    return { key: parentKey(pagePaths[pageOf[first]], crumbs, data.parDepth[p]), breadcrumb: crumbs.slice(0, data.parDepth[p]) };
+  };
+  const parentSections = (p: number): number[] => {
+    const out: number[] = [];
+    for (let k = data.parFirst[p]; k <= data.parLast[p]; k++) out.push(k);
+    return out;
+  };
+  const sectionMembers = (k: number): number[] => {
+    const out: number[] = [];
+    for (let i = secStart[k]; i < secStart[k + 1]; i++) out.push(i);
+    return out;
+  };
+  const run = (r: Ragged, k: number) => r.items.subarray(r.start[k], r.start[k + 1]);
+  // Precomputed norms: the idf of each heading's distinct words summed (heading coverage's
+  // denominator), in the order of their first occurrence.
+  const headNorms = (heads: Ragged): Float64Array => {
+    const out = new Float64Array(heads.start.length - 1);
+    for (let d = 0; d < out.length; d++) {
+      const lo = heads.start[d];
+      for (let i = lo; i < heads.start[d + 1]; i++) if (!seenBefore(heads.items, lo, i)) out[d] += bm25.idf[heads.items[i]];
     }
-    for (const i of members) {
-      const nos = new Set<number>();
-      for (const t of memberWords(snippets[i])) {
-        let no = termNo.get(t);
-        if (no === undefined) termNo.set(t, (no = termNo.size));
-        nos.add(no);
-      }
-      own[i] = Int32Array.from(nos).sort();
-    }
-  }
-
-  // The file of each section, so only sections of one file are neighbours.
-  const pageOf = new Int32Array(sections.length);
-  const pageIndex = new Map<string, number>();
-  sections.forEach((members, k) => {
-    const path = snippets[members[0]].sourcePath;
-    if (!pageIndex.has(path)) pageIndex.set(path, pageIndex.size);
-    pageOf[k] = pageIndex.get(path)!;
-  });
-
-  // The page-level ranking fused with the units' (pageFusion).
-  let pageBm25: ReturnType<typeof buildBm25f> | undefined;
-  if (params.pageFusion > 0) {
-    const pf: string[][][] = FIELD_ORDER.map(() => []);
-    sections.forEach((members, k) => {
-      const pg = pageOf[k];
-      const first = snippets[members[0]];
-      if (pf[0].length <= pg) {
-        pf[0].push(tokenize(first.pageTitle || first.breadcrumb[0] || ''));
-        for (let f = 1; f < FIELD_ORDER.length; f++) pf[f].push([]);
-        pf[4][pg] = fields[4][k];
-        // The page's search words (front matter) are the same for each of its sections.
-        pf[META][pg] = fields[META][k];
-      }
-      // (Loops, not push(...words): a long page would pass too many arguments.)
-      if (first.breadcrumb.length > 1) for (const t of tokenize(first.breadcrumb.slice(1).join(' \n '))) pf[1][pg].push(t);
-      for (const t of fields[2][k]) pf[2][pg].push(t);
-      for (const t of fields[3][k]) pf[3][pg].push(t);
-    });
-    pageBm25 = buildBm25f(
-      pf,
-      FIELD_ORDER.map((f) => params.fields[f]),
-      params.k1,
-    );
-  }
+    return out;
+  };
+  const headAll = params.headingCoverage > 0 ? headNorms(data.head) : new Float64Array(0);
+  const parHeadAll = params.headingCoverage > 0 ? headNorms(data.parHead) : new Float64Array(0);
+  // Buffers reused by every search (zero between searches: each search clears what it set).
+  const scores = new Float64Array(nsec);
+  const before = new Float64Array(nsec);
+  const taken = new Uint8Array(nsec);
+  const pscores = new Float64Array(nparents);
+  const psc = new Float64Array(pageBm25?.n ?? 0);
+  const touched: number[] = [];
+  const ptouched: number[] = [];
+  const pgtouched: number[] = [];
+  const takenList: number[] = [];
+  const units = new UnitBuffer();
 
   return {
-    size: snippets.length,
+    size: nsnip,
     search(query, limit) {
-      let terms = [...new Set(tokenize(query))];
+      let words = [...new Set(tokenize(query))];
       if (params.dropFillers) {
-        const kept = terms.filter((t) => !QUESTION_FILLERS.has(t));
-        if (kept.length > 0) terms = kept;
+        const kept = words.filter((t) => !QUESTION_FILLERS.has(t));
+        if (kept.length > 0) words = kept;
       }
-      if (terms.length === 0 || sections.length === 0 || !(limit > 0)) return [];
-      const scores = new Float64Array(sections.length);
-      const touched: number[] = [];
-      const weighted = terms.map((t) => ({ t, w: 1 }));
+      if (words.length === 0 || nsec === 0 || !(limit > 0)) return [];
+      try {
+        return searchWith(query, words, limit);
+      } finally {
+        for (const k of touched) scores[k] = before[k] = 0;
+        for (const p of ptouched) pscores[p] = 0;
+        for (const p of pgtouched) psc[p] = 0;
+        for (const k of takenList) taken[k] = 0;
+        touched.length = ptouched.length = pgtouched.length = takenList.length = 0;
+      }
+    },
+  };
+
+  function searchWith(query: string, words: string[], limit: number): Array<{ id: number; score: number; unit?: UnitRef }> {
+      const weighted = words.map((t) => ({ t, w: 1 }));
       if (params.synonymWeight > 0) {
         // Each synonym once, even when two asked words lead to it.
-        const added = new Set(terms);
-        for (const t of terms)
+        const added = new Set(words);
+        for (const t of words)
           for (const syn of SYNONYMS.get(t) ?? [])
             if (!added.has(syn)) {
               added.add(syn);
@@ -511,9 +454,9 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       if (vocabulary) {
         const added = new Set(weighted.map((q) => q.t));
         const plain = plainWords(query);
-        for (const t of terms) {
-          if (bm25.idf(t) > 0 || !plain.has(t)) continue;
-          for (const near of nearestByPrefix(vocabulary, t, params.prefixMinLength, PREFIX_MAX_WORDS, (w) => bm25.idf(w)))
+        for (const t of words) {
+          if (idfOf(bm25, t) > 0 || !plain.has(t)) continue;
+          for (const near of nearestByPrefix(vocabulary, t, params.prefixMinLength, PREFIX_MAX_WORDS, (w) => idfOf(bm25, w)))
             if (!added.has(near)) {
               added.add(near);
               weighted.push({ t: near, w: params.prefixWeight });
@@ -522,29 +465,34 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       }
       /** The words searched: the question's, then its synonyms and prefix matches. */
       const queryTerms = weighted.map((q) => q.t);
-      bm25.accumulate(
-        queryTerms,
+      const queryNos = Int32Array.from(queryTerms, termNo);
+      accumulateBm25f(
+        bm25,
+        queryNos,
         scores,
         touched,
-        weighted.map((q) => q.w * Math.pow(bm25.idf(q.t), params.idfPower - 1)),
+        weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : bm25.idf[queryNos[k]], params.idfPower - 1)),
       );
-      const coverHeadings = (heads: string[][], docs: readonly number[], into: Float64Array) => {
-        if (params.headingCoverage <= 0) return;
-        const asked = new Set(terms);
+      const askedNos: number[] = [];
+      for (const t of words) {
+        const no = termNo(t);
+        if (no >= 0) askedNos.push(no);
+      }
+      const coverHeadings = (heads: Ragged, norms: Float64Array, docs: readonly number[], into: Float64Array) => {
+        if (params.headingCoverage <= 0 || askedNos.length === 0) return;
+        const { start, items } = heads;
         for (const d of docs) {
-          const head = heads[d];
-          if (head.length === 0) continue;
-          let all = 0;
+          const lo = start[d];
+          const hi = start[d + 1];
           let hit = 0;
-          for (const t of new Set(head)) {
-            const w = bm25.idf(t);
-            all += w;
-            if (asked.has(t)) hit += w;
+          for (let i = lo; i < hi; i++) {
+            const t = items[i];
+            if (askedNos.includes(t) && !seenBefore(items, lo, i)) hit += bm25.idf[t];
           }
-          if (hit > 0) into[d] += params.headingCoverage * hit * (hit / all);
+          if (hit > 0) into[d] += params.headingCoverage * hit * (hit / norms[d]);
         }
       };
-      coverHeadings(fields[0], touched, scores);
+      coverHeadings(data.head, headAll, touched, scores);
       const folded = latent?.query(
         queryTerms,
         weighted.map((q) => q.w),
@@ -558,18 +506,24 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         }
       }
       if (params.phraseWeight > 0) {
+        // Phrase words as term numbers; a word the index does not hold gets a number of its own
+        // that no text holds (negative).
+        let unknown = -1;
+        const numbered = (list: string[]) => Int32Array.from(list, (w) => (termNo(w) >= 0 ? termNo(w) : unknown--));
         const phrases = questionPhrases(query, params.phraseMinTokens).flatMap((text) => {
-          const words = tokenize(text);
-          return words.length >= params.phraseMinTokens ? [{ words: new PhraseMatcher(words), names: new PhraseMatcher(codeIdentifiers(text)) }] : [];
+          const phraseWords = tokenize(text);
+          return phraseWords.length >= params.phraseMinTokens
+            ? [{ words: new PhraseMatcher<number>(numbered(phraseWords)), names: new PhraseMatcher<number>(numbered(codeIdentifiers(text))) }]
+            : [];
         });
         if (phrases.length > 0) {
           /** The share of the phrase a run covers, when the run counts (>= phraseMinTokens, >= half). */
-          const shareOf = (run: number, of: number) => (run >= params.phraseMinTokens && 2 * run >= of ? run / of : 0);
+          const shareOf = (len: number, of: number) => (len >= params.phraseMinTokens && 2 * len >= of ? len / of : 0);
           for (const sec of bestOf(touched, scores, PHRASE_CANDIDATES)) {
             let share = 0;
-            for (const { words, names } of phrases) {
-              const run = Math.max(words.longestRun(fields[0][sec]), words.longestRun(fields[3][sec]));
-              share = Math.max(share, shareOf(run, words.length), shareOf(names.longestRun(fields[2][sec]), names.length));
+            for (const { words: ws, names } of phrases) {
+              const len = Math.max(ws.longestRun(run(data.head, sec)), ws.longestRun(run(data.prose, sec)));
+              share = Math.max(share, shareOf(len, ws.length), shareOf(names.longestRun(run(data.code, sec)), names.length));
             }
             if (share > 0) scores[sec] *= 1 + params.phraseWeight * share;
           }
@@ -578,13 +532,14 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       if (prior) for (const sec of touched) scores[sec] *= prior[sec];
       if (hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (hasCode[sec]) scores[sec] *= 1 + params.codePrior;
       // The sections' own scores, before the lifts below.
-      const before = params.neighbourWeight > 0 || links ? Float64Array.from(scores) : scores;
+      for (const k of touched) before[k] = scores[k];
       if (params.neighbourWeight > 0) {
         // A section next to one that matches well often holds the answer the question words
         // only circle around (the example after the explanation, the option after the intro).
-        for (const sec of [...touched]) {
-          for (const nb of [sec - 1, sec + 1]) {
-            if (nb < 0 || nb >= sections.length || pageOf[nb] !== pageOf[sec]) continue;
+        for (let x = 0, n = touched.length; x < n; x++) {
+          const sec = touched[x];
+          for (let nb = sec - 1; nb <= sec + 1; nb += 2) {
+            if (nb < 0 || nb >= nsec || pageOf[nb] !== pageOf[sec]) continue;
             if (scores[nb] === 0) touched.push(nb);
             scores[nb] = Math.max(scores[nb], before[nb] + params.neighbourWeight * before[sec]);
           }
@@ -597,7 +552,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         // link vouches for its target, it does not make it the better answer.
         const lift = new Map<number, number>();
         for (const sec of bestOf(touched, before, params.linkSources)) {
-          for (const t of links[sec]) {
+          for (const t of run(links, sec)) {
             const g = Math.min(params.linkWeight * before[sec], before[sec] - before[t]);
             if (g > (lift.get(t) ?? 0)) lift.set(t, g);
           }
@@ -610,36 +565,38 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
       // Units: every touched section, and every touched parent (length-normalised by its own
       // field averages, weighed by parentWeight). Best first; a unit overlapping one already
       // taken is skipped, so a parent that beats its children replaces them.
-      const order: Array<{ score: number; sec: number; par: number }> = touched.map((sec) => ({ score: scores[sec], sec, par: -1 }));
-      if (parents.length > 0) {
-        const pscores = new Float64Array(parents.length);
-        const ptouched: number[] = [];
-        parentBm25.accumulate(
-          queryTerms,
+      if (nparents > 0) {
+        accumulateBm25f(
+          parentBm25,
+          queryNos,
           pscores,
           ptouched,
           // The sections' idf, so a parent and its children weigh a word alike.
-          weighted.map((q) => {
-            const pidf = parentBm25.idf(q.t);
-            return pidf > 0 ? (q.w * Math.pow(bm25.idf(q.t), params.idfPower)) / pidf : 0;
+          weighted.map((q, k) => {
+            const no = queryNos[k];
+            const pidf = no < 0 ? 0 : parentBm25.idf[no];
+            return pidf > 0 ? (q.w * Math.pow(bm25.idf[no], params.idfPower)) / pidf : 0;
           }),
         );
-        coverHeadings(parentFields[0], ptouched, pscores);
-        for (const p of ptouched) order.push({ score: pscores[p] * params.parentWeight, sec: -1, par: p });
+        coverHeadings(data.parHead, parHeadAll, ptouched, pscores);
       }
-      order.sort((a, b) => b.score - a.score || a.par - b.par || a.sec - b.sec);
+      units.fill(touched, scores, ptouched, pscores, params.parentWeight);
+      // The first units in order: enough for the fusion and the answer (more are sorted only if
+      // the answer needs them).
+      const ord = units.top(Math.max(params.fusionDepth, 0) + 2 * limit + 32);
+      const { score: uScore, sec: uSec, par: uPar } = units;
+      const nunits = units.length;
       /** The score each unit reports, in order (the fused order keeps the unit ranking's values). */
-      const shown = order.map((u) => u.score);
-      if (pageBm25 && order.length > 1) {
-        const psc = new Float64Array(pageBm25.size);
-        const ptouched: number[] = [];
-        pageBm25.accumulate(
-          queryTerms,
+      let shownHead: Float64Array | undefined;
+      if (pageBm25 && nunits > 1) {
+        accumulateBm25f(
+          pageBm25,
+          queryNos,
           psc,
-          ptouched,
-          weighted.map((q) => q.w * Math.pow(pageBm25.idf(q.t), params.idfPower - 1)),
+          pgtouched,
+          weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : pageBm25.idf[queryNos[k]], params.idfPower - 1)),
         );
-        const sorted = ptouched.map((p) => psc[p]).sort((a, b) => b - a);
+        const sorted = pgtouched.map((p) => psc[p]).sort((a, b) => b - a);
         /** 1 + the number of pages scoring more than `v`. */
         const pageRank = (v: number) => {
           let lo = 0;
@@ -652,17 +609,26 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
           return lo + 1;
         };
         const k = params.fusionK;
-        const head = order.slice(0, params.fusionDepth).map((u, r) => {
-          const v = psc[pageOf[u.sec >= 0 ? u.sec : parents[u.par].sections[0]]];
-          return { u, r, fused: 1 / (k + r + 1) + (v > 0 ? params.pageFusion / (k + pageRank(v)) : 0) };
-        });
+        const depth = Math.min(nunits, Math.max(params.fusionDepth, 0));
+        shownHead = new Float64Array(depth);
+        const head = [];
+        for (let r = 0; r < depth; r++) {
+          const u = ord[r];
+          shownHead[r] = uScore[u];
+          const v = psc[pageOf[uSec[u] >= 0 ? uSec[u] : data.parFirst[uPar[u]]]];
+          head.push({ u, r, fused: 1 / (k + r + 1) + (v > 0 ? params.pageFusion / (k + pageRank(v)) : 0) });
+        }
         head.sort((a, b) => b.fused - a.fused || a.r - b.r);
-        order.splice(0, head.length, ...head.map((h) => h.u));
+        for (let r = 0; r < depth; r++) ord[r] = head[r].u;
       }
-      const asked = terms.flatMap((t) => (termNo.has(t) ? [{ no: termNo.get(t)!, idf: bm25.idf(t) }] : []));
-      const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own[i], q.no) ? q.idf : 0), 0);
+      const shown = (r: number) => (shownHead && r < shownHead.length ? shownHead[r] : uScore[ord[r]]);
+      const asked = words.flatMap((t) => {
+        const no = termNo(t);
+        return no >= 0 ? [{ no, idf: bm25.idf[no] }] : [];
+      });
+      const own = data.own;
+      const ownScore = (i: number) => asked.reduce((sum, q) => sum + (has(own.items, own.start[i], own.start[i + 1], q.no) ? q.idf : 0), 0);
       const out: Array<{ id: number; score: number; unit?: UnitRef }> = [];
-      const taken = new Uint8Array(sections.length);
       /** The run of sections grown from `secs` over well-scoring untaken neighbours of its file. */
       const grow = (secs: number[], score: number): number[] => {
         let lo = secs[0];
@@ -671,7 +637,7 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         for (;;) {
           let pick = -1;
           for (const k of [lo - 1, hi + 1]) {
-            if (k < 0 || k >= sections.length || pageOf[k] !== pageOf[lo] || taken[k]) continue;
+            if (k < 0 || k >= nsec || pageOf[k] !== pageOf[lo] || taken[k]) continue;
             if (scores[k] < params.mergeRatio * score || size + secTokens[k] > params.mergeMaxTokens) continue;
             if (pick < 0 || scores[k] > scores[pick]) pick = k;
           }
@@ -684,29 +650,142 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
         for (let k = lo; k <= hi; k++) out.push(k);
         return out;
       };
-      for (let r = 0; r < order.length; r++) {
-        const u = order[r];
-        let secs = u.par >= 0 ? parents[u.par].sections : [u.sec];
+      for (let r = 0; r < nunits; r++) {
+        if (r === units.sortedLength) units.sortRest();
+        const u = ord[r];
+        const par = uPar[u];
+        let secs = par >= 0 ? parentSections(par) : [uSec[u]];
         if (secs.some((k) => taken[k])) continue;
-        let unit = u.par >= 0 ? parents[u.par].ref : undefined;
+        let unit = par >= 0 ? parentRef(par) : undefined;
         if (params.mergeRatio > 0) {
-          const grown = grow(secs, u.score);
+          const grown = grow(secs, uScore[u]);
           if (grown.length > secs.length) {
             secs = grown;
-            unit = { key: `${snippets[sections[secs[0]][0]].sourcePath}\u0000${secs[0]}-${secs[secs.length - 1]}\u0002m`, breadcrumb: runPath(secs.map((k) => snippets[sections[k][0]].breadcrumb)) };
+            unit = { key: `${pagePaths[pageOf[secs[0]]]}\u0000${secs[0]}-${secs[secs.length - 1]}\u0002m`, breadcrumb: runPath(secs.map(crumbsOf)) };
           }
         }
-        for (const k of secs) taken[k] = 1;
-        const all = secs.length === 1 ? sections[secs[0]] : secs.flatMap((k) => sections[k]);
+        for (const k of secs) {
+          taken[k] = 1;
+          takenList.push(k);
+        }
+        const all = secs.length === 1 ? sectionMembers(secs[0]) : secs.flatMap(sectionMembers);
         const members = all.length === 1 ? all : all.map((i) => ({ i, s: ownScore(i) })).sort((a, b) => b.s - a.s || a.i - b.i).map((x) => x.i);
         for (const i of members) {
-          out.push(unit ? { id: ids[i], score: shown[r], unit } : { id: ids[i], score: shown[r] });
+          out.push(unit ? { id: ids[i], score: shown(r), unit } : { id: ids[i], score: shown(r) });
           if (out.length >= limit) return out;
         }
       }
       return out;
-    },
-  };
+  }
+}
+
+/** Whether items[i] occurs in items[lo..i). */
+function seenBefore(items: Int32Array, lo: number, i: number): boolean {
+  const t = items[i];
+  for (let j = lo; j < i; j++) if (items[j] === t) return true;
+  return false;
+}
+
+/**
+ * The ranked units of one search (sections, then parents) in typed arrays reused from search to
+ * search, and their order: best score first, then parents before sections... as the comparator
+ * says (a total order, so a partial sort gives the same first units as a full one).
+ */
+class UnitBuffer {
+  score = new Float64Array(256);
+  sec = new Int32Array(256);
+  par = new Int32Array(256);
+  order = new Int32Array(256);
+  private scratch = new Float64Array(256);
+  length = 0;
+  /** order[0..sortedLength) is the start of the full order. */
+  sortedLength = 0;
+
+  fill(touched: readonly number[], scores: Float64Array, ptouched: readonly number[], pscores: Float64Array, parentWeight: number): void {
+    const n = touched.length + ptouched.length;
+    if (n > this.score.length) {
+      const cap = Math.max(n, 2 * this.score.length);
+      this.score = new Float64Array(cap);
+      this.sec = new Int32Array(cap);
+      this.par = new Int32Array(cap);
+      this.order = new Int32Array(cap);
+      this.scratch = new Float64Array(cap);
+    }
+    let u = 0;
+    for (const k of touched) {
+      this.score[u] = scores[k];
+      this.sec[u] = k;
+      this.par[u] = -1;
+      this.order[u] = u;
+      u++;
+    }
+    for (const p of ptouched) {
+      this.score[u] = pscores[p] * parentWeight;
+      this.sec[u] = -1;
+      this.par[u] = p;
+      this.order[u] = u;
+      u++;
+    }
+    this.length = n;
+    this.sortedLength = 0;
+  }
+
+  private readonly compare = (i: number, j: number): number =>
+    this.score[j] - this.score[i] || this.par[i] - this.par[j] || this.sec[i] - this.sec[j];
+
+  /** Sorts at least the first `k` units into place; returns the order (valid up to `length`). */
+  top(k: number): Int32Array {
+    const n = this.length;
+    const order = this.order;
+    if (n <= 2 * k) {
+      order.subarray(0, n).sort(this.compare);
+      this.sortedLength = n;
+      return order;
+    }
+    // The k-th best score; every unit scoring at least that comes first, in order.
+    const kth = kthLargest(this.score, n, k, this.scratch);
+    let m = 0;
+    for (let u = 0; u < n; u++) if (this.score[u] >= kth) order[m++] = u;
+    let rest = m;
+    for (let u = 0; u < n; u++) if (this.score[u] < kth) order[rest++] = u;
+    order.subarray(0, m).sort(this.compare);
+    this.sortedLength = m;
+    return order;
+  }
+
+  /** Sorts the units after the sorted start (all score less than it). */
+  sortRest(): void {
+    this.order.subarray(this.sortedLength, this.length).sort(this.compare);
+    this.sortedLength = this.length;
+  }
+}
+
+/** The k-th largest of values[0..n) (1-based k <= n), by quickselect on a copy in `tmp`. */
+function kthLargest(values: Float64Array, n: number, k: number, tmp: Float64Array): number {
+  tmp.set(values.subarray(0, n));
+  const target = k - 1;
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const pivot = tmp[(lo + hi) >> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (tmp[i] > pivot) i++;
+      while (tmp[j] < pivot) j--;
+      if (i <= j) {
+        const x = tmp[i];
+        tmp[i] = tmp[j];
+        tmp[j] = x;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  return tmp[target];
 }
 
 /** The `n` sections of `among` with the highest (positive) score, best first (ties: lower index first). */
@@ -727,13 +806,6 @@ function bestOf(among: readonly number[], score: Float64Array, n: number): numbe
 
 /** Most index words one unknown question word is searched as (the most frequent of those tied). */
 const PREFIX_MAX_WORDS = 3;
-
-/** The plain words (letters only) of the index's fields, sorted. */
-function wordVocabulary(fields: ReadonlyArray<ReadonlyArray<readonly string[]>>): string[] {
-  const words = new Set<string>();
-  for (const docs of fields) for (const toks of docs) for (const t of toks) if (/^[a-z]+$/.test(t)) words.add(t);
-  return [...words].sort();
-}
 
 /** The question's plain words (no code names: not camelCase, dotted or snake_case), stemmed. */
 function plainWords(query: string): Set<string> {
@@ -783,39 +855,4 @@ function runPath(paths: ReadonlyArray<readonly string[]>): string[] {
   for (let d = 0; paths.every((p) => d < p.length && p[d] === paths[0][d]); d++) prefix.push(paths[0][d]);
   const below = [...new Set(paths.filter((p) => p.length > prefix.length).map((p) => p[prefix.length]))];
   return below.length > 0 ? [...prefix, below.join(' · ')] : prefix;
-}
-
-interface Parent {
-  /** Indexes of its sections (consecutive). */
-  sections: number[];
-  ref: UnitRef;
-}
-
-/**
- * The parent sections of a build: for each heading path of at least `minDepth` headings, the run
- * of consecutive sections of one file under it, when that is more than one section or a section
- * deeper than the heading (a heading with no text of its own over one subsection).
- */
-function findParents(sections: readonly number[][], snippets: readonly IndexedSnippet[], minDepth: number): Parent[] {
-  const out: Parent[] = [];
-  const open = new Map<string, Parent>();
-  const deepest = new Map<Parent, number>();
-  for (let k = 0; k < sections.length; k++) {
-    const first = snippets[sections[k][0]];
-    const crumbs = first.breadcrumb;
-    for (let d = Math.max(1, minDepth); d <= crumbs.length; d++) {
-      const key = first.sourcePath + '\u0000' + crumbs.slice(0, d).join('\u0001') + '\u0002p';
-      const p = open.get(key);
-      if (p && p.sections[p.sections.length - 1] === k - 1) {
-        p.sections.push(k);
-        deepest.set(p, Math.max(deepest.get(p)!, crumbs.length));
-      } else {
-        const np: Parent = { sections: [k], ref: { key, breadcrumb: crumbs.slice(0, d) } };
-        open.set(key, np);
-        deepest.set(np, crumbs.length);
-        out.push(np);
-      }
-    }
-  }
-  return out.filter((p) => p.sections.length > 1 || deepest.get(p)! > p.ref.breadcrumb.length);
 }

@@ -38,15 +38,15 @@ export function questionPhrases(question: string, minWords = 1): string[] {
  * phrase; each text costs time linear in its length, and only its tokens that occur in the
  * phrase cost more than a lookup.
  */
-export class PhraseMatcher {
+export class PhraseMatcher<T = string> {
   readonly length: number;
   /** Each token of the phrase -> its positions, in descending order. */
-  private readonly at = new Map<string, number[]>();
+  private readonly at = new Map<T, number[]>();
   /** endAt[j]: the text position where the last run ending at phrase[j] ended; len[j]: its length. */
   private readonly endAt: Int32Array;
   private readonly len: Int32Array;
 
-  constructor(phrase: readonly string[]) {
+  constructor(phrase: ArrayLike<T>) {
     this.length = phrase.length;
     // Descending, so a repeated token reads its predecessor's state from the previous position.
     for (let j = phrase.length - 1; j >= 0; j--) {
@@ -58,7 +58,7 @@ export class PhraseMatcher {
     this.len = new Int32Array(phrase.length);
   }
 
-  longestRun(text: readonly string[]): number {
+  longestRun(text: ArrayLike<T>): number {
     const n = this.length;
     if (n === 0 || text.length === 0) return 0;
     const { at, endAt, len } = this;

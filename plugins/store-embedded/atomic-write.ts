@@ -12,15 +12,19 @@ export function tempFileName(file: string, pid = process.pid): string {
  * directory so the rename itself is durable. On failure the temporary file is removed and
  * `file` is left as it was. Callers must not run two writes of the same file at once.
  */
-export async function writeFileAtomic(file: string, data: Uint8Array): Promise<void> {
+export async function writeFileAtomic(file: string, data: Uint8Array | readonly Uint8Array[]): Promise<void> {
   const tmp = tempFileName(file);
   let fh: Awaited<ReturnType<typeof open>> | undefined;
   try {
     fh = await open(tmp, 'w', 0o644);
-    let offset = 0;
-    while (offset < data.length) {
-      const { bytesWritten } = await fh.write(data, offset, data.length - offset, offset);
-      offset += bytesWritten;
+    let position = 0;
+    for (const chunk of data instanceof Uint8Array ? [data] : data) {
+      let offset = 0;
+      while (offset < chunk.length) {
+        const { bytesWritten } = await fh.write(chunk, offset, chunk.length - offset, position);
+        offset += bytesWritten;
+        position += bytesWritten;
+      }
     }
     await fh.sync();
     await fh.close();

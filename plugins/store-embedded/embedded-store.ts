@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type {
   ApiKeyInput,
   ApiKeyRecord,
@@ -39,9 +40,20 @@ import {
   notServedError,
   validateLibraryInput,
 } from '../../core/store-rules.ts';
-import { buildLexicalIndex } from '../../core/search/lexical-index.ts';
+import { computeIndexData } from '../../core/search/index-data.ts';
+import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
-import { BuildCache, type CachedBuild } from './build-cache.ts';
+import {
+  SEGMENT_DIR,
+  SegmentError,
+  memorySegment,
+  openSegment,
+  removeOrphanSegments,
+  removeSegments,
+  writeSegment,
+  type ServedSegment,
+} from './segment.ts';
+import { SegmentCache } from './segment-cache.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
 import { duplicateApiKey, renameTargetExists, settingJson, validateApiKeyInput, validateRename, validateSettingKey } from '../../core/store-admin-rules.ts';
@@ -53,14 +65,20 @@ export interface EmbeddedStoreOptions {
   fileName: string;
   /** How often batched changes (snippets, job log lines) are written, in milliseconds. */
   flushIntervalMs: number;
-  /** How many served builds keep their snippets and lexical index in memory. */
+  /** How many index segments are kept open at most (each holds an open file). */
   indexCacheSize: number;
+  /**
+   * Memory budget of the open index segments, in bytes (their index parts; snippet text is read
+   * from the files per answer). Least recently used segments are closed beyond it.
+   */
+  segmentCacheBytes: number;
 }
 
 export const EMBEDDED_STORE_DEFAULTS: EmbeddedStoreOptions = {
   fileName: 'refdesk.sqlite',
   flushIntervalMs: 2000,
   indexCacheSize: 16,
+  segmentCacheBytes: 128 * 1024 * 1024,
 };
 
 export interface EmbeddedStoreDeps {
@@ -97,7 +115,12 @@ export class EmbeddedStore implements Store {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly readOnly: boolean;
-  private readonly cache: BuildCache;
+  private readonly segments: SegmentCache;
+  private readonly segmentDir: string;
+  /** Segments being opened or rebuilt, so concurrent queries share the work. */
+  private readonly pendingSegments = new Map<string, Promise<ServedSegment>>();
+  /** Counts for tests and reports: segments opened from their files, and rebuilt from snippets. */
+  readonly segmentStats = { opened: 0, rebuilt: 0 };
 
   private db: Database | null = null;
   private closed = false;
@@ -122,7 +145,8 @@ export class EmbeddedStore implements Store {
     this.clock = deps.clock;
     this.file = join(deps.env.dataDir, fileName);
     this.readOnly = deps.env.mode === 'reader';
-    this.cache = new BuildCache(this.options.indexCacheSize);
+    this.segments = new SegmentCache(this.options.segmentCacheBytes, this.options.indexCacheSize);
+    this.segmentDir = join(deps.env.dataDir, SEGMENT_DIR);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -177,6 +201,7 @@ export class EmbeddedStore implements Store {
       this.db = db;
       this.recover();
       await this.persist();
+      await this.removeUnusedSegments();
     } catch (err) {
       this.db = null;
       db?.close();
@@ -206,7 +231,7 @@ export class EmbeddedStore implements Store {
     this.db.close();
     this.db = null;
     this.closed = true;
-    this.cache.clear();
+    this.segments.clear();
     if (this.lock) {
       await this.lock.release().catch((err: unknown) => this.logger.warn('store: could not remove the lock file', { error: String(err) }));
       this.lock = null;
@@ -399,6 +424,7 @@ export class EmbeddedStore implements Store {
     transaction(db, () => {
       const builds = 'SELECT id FROM builds WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)';
       run(db, `DELETE FROM snippets WHERE build_id IN (${builds})`, scope);
+      run(db, `DELETE FROM build_snippets WHERE build_id IN (${builds})`, scope);
       run(db, `DELETE FROM documents WHERE build_id IN (${builds})`, scope);
       run(db, 'DELETE FROM builds WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)', scope);
       run(db, 'DELETE FROM versions WHERE library_id = ?1 AND (?2 IS NULL OR version = ?2)', scope);
@@ -409,8 +435,9 @@ export class EmbeddedStore implements Store {
         run(db, 'DELETE FROM library_aliases WHERE target = ?', [id]);
       }
     });
-    for (const b of buildIds) this.cache.delete(b);
+    for (const b of buildIds) this.segments.delete(b);
     await this.persist();
+    await this.removeSegmentFiles(buildIds);
     return true;
   }
 
@@ -627,6 +654,19 @@ export class EmbeddedStore implements Store {
     const build = this.stagedBuild(db, buildId);
     const libraryId = str(build.library_id);
     const version = str(build.version);
+    // The index segment first: a build is served with its segment written.
+    const snippets = this.loadBuild(buildId);
+    const segment = await writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    const packed = gzipSync(JSON.stringify(snippets));
+    try {
+      this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
+      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== snippets.length) {
+        throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
+      }
+    } catch (err) {
+      await this.removeSegmentFiles([buildId]);
+      throw err;
+    }
     const now = this.now();
     const previous = transaction(db, () => {
       const stats = get(db, 'SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t FROM snippets WHERE build_id = ?', [buildId]);
@@ -641,16 +681,28 @@ export class EmbeddedStore implements Store {
            last_update_date = excluded.last_update_date, total_tokens = excluded.total_tokens, total_snippets = excluded.total_snippets`,
         [libraryId, version, buildId, now, totals.totalTokens, totals.totalSnippets],
       );
-      run(db, "UPDATE builds SET state = 'finalized', finished_at = ? WHERE id = ?", [now, buildId]);
+      run(db, "UPDATE builds SET state = 'finalized', finished_at = ?, segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?", [
+        now,
+        segment.file,
+        segment.format,
+        segment.checksum,
+        buildId,
+      ]);
+      // The served snippets: one compressed record (the segment serves them; this is its source).
+      run(db, 'INSERT OR REPLACE INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, packed]);
+      run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
       if (prev && prev !== buildId) {
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
+        run(db, 'DELETE FROM build_snippets WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM documents WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM builds WHERE id = ?', [prev]);
       }
       return prev;
     });
-    if (previous) this.cache.delete(previous);
+    if (previous) this.segments.delete(previous);
+    this.compactIfMostlyFree(db);
     await this.persist();
+    if (previous) await this.removeSegmentFiles([previous]);
     return this.versionRecord(libraryId, version)!;
   }
 
@@ -675,38 +727,137 @@ export class EmbeddedStore implements Store {
 
   async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
     this.requireDb();
-    return [...this.servedBuild(libraryId, version).snippets];
+    return this.loadBuild(this.servedBuildId(libraryId, version));
   }
 
   async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {
     this.requireDb();
-    const build = this.servedBuild(libraryId, version);
+    const buildId = this.servedBuildId(libraryId, version);
     const n = Math.floor(limit);
     if (!(n > 0) || typeof query !== 'string') return [];
-    build.index ??= buildLexicalIndex(build.snippets as StoredSnippet[]);
-    const hits: SearchHit[] = [];
-    for (const r of build.index.search(query, n)) {
-      const snippet = build.byId.get(r.id);
-      if (snippet) hits.push(r.unit ? { snippet, score: r.score, unit: r.unit } : { snippet, score: r.score });
+    const segment = await this.servedSegment(buildId);
+    try {
+      return searchSegment(segment, query, n);
+    } catch (err) {
+      // A damaged snippet record (the index part is checked when the file is opened).
+      if (!(err instanceof SegmentError)) throw err;
+      let pending = this.pendingSegments.get(buildId);
+      if (!pending) {
+        this.segments.delete(buildId);
+        pending = this.rebuildSegment(buildId, err)
+          .then((fresh) => {
+            this.segments.set(fresh);
+            return fresh;
+          })
+          .finally(() => this.pendingSegments.delete(buildId));
+        this.pendingSegments.set(buildId, pending);
+      }
+      return searchSegment(await pending, query, n);
     }
-    return hits;
   }
 
-  /** The served build of a version, from the cache or loaded into it. */
-  private servedBuild(libraryId: string, version: string): CachedBuild {
-    const buildId = this.servedBuildId(libraryId, version);
-    const cached = this.cache.get(buildId);
-    if (cached) return cached;
-    const entry = this.loadBuild(buildId);
-    this.cache.set(entry);
-    return entry;
+  /** The index segment of a served build: open, opened from its file, or rebuilt. */
+  private servedSegment(buildId: string): Promise<ServedSegment> {
+    const open = this.segments.get(buildId);
+    if (open) return Promise.resolve(open);
+    let pending = this.pendingSegments.get(buildId);
+    if (!pending) {
+      pending = this.loadSegment(buildId).finally(() => this.pendingSegments.delete(buildId));
+      this.pendingSegments.set(buildId, pending);
+    }
+    return pending;
   }
 
-  private loadBuild(buildId: string): CachedBuild {
+  private async loadSegment(buildId: string): Promise<ServedSegment> {
+    const row = get(this.requireDb(), 'SELECT segment_file, segment_checksum FROM builds WHERE id = ?', [buildId]);
+    const file = row ? strOrNull(row.segment_file) : null;
+    let segment: ServedSegment;
+    try {
+      if (!file) throw new SegmentError('missing', 'no index segment is recorded for this build (finalized by an older version)');
+      segment = openSegment(join(this.segmentDir, file), buildId, DEFAULT_BM25, strOrNull(row!.segment_checksum));
+      this.segmentStats.opened++;
+    } catch (err) {
+      if (!(err instanceof SegmentError)) throw err;
+      segment = await this.rebuildSegment(buildId, err);
+    }
+    this.segments.set(segment);
+    return segment;
+  }
+
+  /**
+   * Makes a build's segment again from its snippets (a missing, old-format or damaged file) and,
+   * when this store may write, writes it and records it. Never throws for the file's damage.
+   */
+  private async rebuildSegment(buildId: string, why: SegmentError): Promise<ServedSegment> {
+    this.logger.warn('store: rebuilding the index segment of a build', { buildId, reason: why.reason, detail: why.message });
+    const snippets = this.loadBuild(buildId);
+    const data = computeIndexData(snippets, DEFAULT_BM25);
+    this.segmentStats.rebuilt++;
+    if (this.readOnly) return memorySegment(buildId, data, snippets, DEFAULT_BM25);
+    const written = await writeSegment(this.segmentDir, buildId, data, snippets, DEFAULT_BM25);
     const db = this.requireDb();
+    if (!get(db, "SELECT 1 AS x FROM builds WHERE id = ? AND state = 'finalized'", [buildId])) {
+      // Replaced or deleted meanwhile: serve this query from memory, keep no file.
+      await this.removeSegmentFiles([buildId]);
+      return memorySegment(buildId, data, snippets, DEFAULT_BM25);
+    }
+    transaction(db, () => {
+      run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?', [
+        written.file,
+        written.format,
+        written.checksum,
+        buildId,
+      ]);
+      // A build finalized by an older version: its snippet rows become one compressed record.
+      if (!get(db, 'SELECT 1 AS x FROM build_snippets WHERE build_id = ?', [buildId])) {
+        run(db, 'INSERT INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, gzipSync(JSON.stringify(snippets))]);
+        run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
+      }
+    });
+    await this.persist();
+    return openSegment(join(this.segmentDir, written.file), buildId, DEFAULT_BM25, written.checksum);
+  }
+
+  /**
+   * Rewrites the database without its free pages (VACUUM) when they are most of it: staged
+   * snippet rows leave the database when their build is finalized, and the file would otherwise
+   * keep their size.
+   */
+  private compactIfMostlyFree(db: Database): void {
+    const free = num(get(db, 'PRAGMA freelist_count')?.freelist_count);
+    const pages = num(get(db, 'PRAGMA page_count')?.page_count);
+    if (free >= 256 && 2 * free > pages) db.run('VACUUM');
+  }
+
+  /** Removes the segment files of these builds; a failure is logged, not thrown (the files are only unused). */
+  private async removeSegmentFiles(buildIds: readonly string[]): Promise<void> {
+    await removeSegments(this.segmentDir, buildIds).catch((err: unknown) =>
+      this.logger.warn('store: could not remove segment files', { buildIds, error: String(err) }),
+    );
+  }
+
+  /** At open: removes segment files no finalized build records (a crash between writing and recording one). */
+  private async removeUnusedSegments(): Promise<void> {
+    const db = this.requireDb();
+    const keep = new Set(all(db, "SELECT segment_file FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL").map((r) => str(r.segment_file)));
+    const removed = await removeOrphanSegments(this.segmentDir, keep);
+    if (removed.length > 0) this.logger.warn('store: removed index segment files no build uses', { files: removed });
+  }
+
+  /** A build's snippets from the database, in document order, frozen. */
+  private loadBuild(buildId: string): StoredSnippet[] {
+    const db = this.requireDb();
+    const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
+    if (packed) {
+      const list = JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[];
+      for (const s of list) {
+        Object.freeze(s.breadcrumb);
+        Object.freeze(s);
+      }
+      return list;
+    }
     const stmt = db.prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? ORDER BY seq`);
     const snippets: StoredSnippet[] = [];
-    const byId = new Map<number, StoredSnippet>();
     try {
       stmt.bind([buildId]);
       while (stmt.step()) {
@@ -731,12 +882,11 @@ export class EmbeddedStore implements Store {
         };
         Object.freeze(s);
         snippets.push(s);
-        byId.set(s.id, s);
       }
     } finally {
       stmt.free();
     }
-    return { buildId, snippets, byId, index: null };
+    return snippets;
   }
 
   /** The id of the build serving a version, or the not-found error that explains why none does. */
@@ -947,6 +1097,16 @@ export class EmbeddedStore implements Store {
     const row = get(this.requireDb(), 'SELECT * FROM jobs WHERE id = ?', [id]);
     return row ? toJobRecord(row) : null;
   }
+}
+
+/** Lexical search over a segment: the hits with their snippets read from it. */
+function searchSegment(segment: ServedSegment, query: string, limit: number): SearchHit[] {
+  const hits: SearchHit[] = [];
+  for (const r of segment.index.search(query, limit)) {
+    const snippet = segment.snippet(r.id);
+    if (snippet) hits.push(r.unit ? { snippet, score: r.score, unit: r.unit } : { snippet, score: r.score });
+  }
+  return hits;
 }
 
 function toApiKeyRecord(r: Row): ApiKeyRecord {

@@ -10,7 +10,7 @@ export default definePlugin({
     defineStore({
       kind: 'embedded',
       description:
-        'The default store: an SQLite database (sql.js, in memory) written atomically to <dataDir>/<fileName>. One writer per data directory.',
+        'The default store: an SQLite catalog (sql.js, in memory) written atomically to <dataDir>/<fileName>, and one index segment file per served build in <dataDir>/segments. One writer per data directory.',
       options: {
         type: 'object',
         additionalProperties: false,
@@ -32,7 +32,14 @@ export default definePlugin({
             type: 'integer',
             minimum: 0,
             default: EMBEDDED_STORE_DEFAULTS.indexCacheSize,
-            description: 'How many served builds keep their snippets and search index in memory.',
+            description: 'How many index segments (one per served library version) are kept open at most.',
+          },
+          segmentCacheBytes: {
+            type: 'integer',
+            minimum: 0,
+            default: EMBEDDED_STORE_DEFAULTS.segmentCacheBytes,
+            description:
+              'Memory budget of the open index segments, in bytes; the least recently used are closed beyond it (snippet text is read from the segment files per answer).',
           },
         },
       },

@@ -2,7 +2,7 @@
 import { RefdeskError } from '../../core/errors.ts';
 import { get, type Database } from './sqlite.ts';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -119,6 +119,24 @@ CREATE TABLE IF NOT EXISTS library_aliases (
 );
 `;
 
+/**
+ * Version 3: each finalized build records its index segment (plugins/store-embedded/segment.ts):
+ * the file name under <dataDir>/segments, its format and checksum. NULL: none written yet (a
+ * build finalized by an older version), made at its first query. A finalized build's snippets
+ * leave the snippets table for one compressed record (build_snippets: gzip of the JSON array of
+ * its snippets, in order), the copy its segment is rebuilt from; the snippets table holds the
+ * builds being staged (and builds finalized by an older version).
+ */
+const SCHEMA_V3 = `
+ALTER TABLE builds ADD COLUMN segment_file TEXT;
+ALTER TABLE builds ADD COLUMN segment_format INTEGER;
+ALTER TABLE builds ADD COLUMN segment_checksum TEXT;
+CREATE TABLE IF NOT EXISTS build_snippets (
+  build_id TEXT PRIMARY KEY,
+  data     BLOB NOT NULL
+);
+`;
+
 /** The schema version recorded in the file, or null for an empty database. */
 export function readSchemaVersion(db: Database): number | null {
   const hasMeta = get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
@@ -143,9 +161,10 @@ export function ensureSchema(db: Database, fileForMessages: string): boolean {
     );
   }
   if (found === SCHEMA_VERSION) return false;
-  // Migrations: each step is additive and idempotent (CREATE ... IF NOT EXISTS).
+  // Migrations: each step is additive, run once from the version found.
   if (found === null || found < 1) db.exec(SCHEMA_V1);
   if (found === null || found < 2) db.exec(SCHEMA_V2);
+  if (found === null || found < 3) db.exec(SCHEMA_V3);
   db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
   return true;
 }

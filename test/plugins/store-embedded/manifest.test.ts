@@ -15,7 +15,7 @@ test('the manifest declares the embedded store with validated options and defaul
   assert.equal(def.kind, 'embedded');
   const options: Record<string, unknown> = {};
   assert.deepEqual(validate(def.options, options, 'store.options'), []);
-  assert.deepEqual(options, { fileName: 'refdesk.sqlite', flushIntervalMs: 2000, indexCacheSize: 16 });
+  assert.deepEqual(options, { fileName: 'refdesk.sqlite', flushIntervalMs: 2000, indexCacheSize: 16, segmentCacheBytes: 134217728 });
   assert.deepEqual(validate(def.options, { bogus: true }, 'store.options'), ['store.options: unknown property "bogus"']);
   assert.equal(validate(def.options, { fileName: 'a/b.sqlite' }, 'store.options').length, 1);
   assert.equal(validate(def.options, { flushIntervalMs: 'soon' }, 'store.options').length, 1);

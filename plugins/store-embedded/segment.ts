@@ -1,0 +1,436 @@
+/**
+ * Index segments: one immutable file per finalized build, `<dataDir>/segments/<buildId>.seg`,
+ * holding the build's lexical index (core/search/index-data.ts) as typed arrays and its
+ * snippets as records read one by one. Queries read the index part once and a snippet only
+ * when they return it.
+ *
+ * Layout (little-endian):
+ *   header, HEADER_BYTES: magic, format version, part lengths, counts, sha256 of each part, the
+ *     fingerprint of the search parameters the index was computed with;
+ *   index part: u32 length of a JSON description (dictionary, page paths, arrays: name, type,
+ *     offset, length), the JSON, then each typed array at an offset aligned to 8;
+ *   snippet part: the snippets as JSON records, one after another. Their offsets and crc32s are
+ *     arrays of the index part, so a record read alone is checked alone.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import type { StoredSnippet } from '../../core/contracts.ts';
+import type { Bm25fData } from '../../core/search/bm25f.ts';
+import type { IndexData, Ragged } from '../../core/search/index-data.ts';
+import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
+import { writeFileAtomic } from './atomic-write.ts';
+
+export const SEGMENT_MAGIC = 'RDKSEG\r\n';
+/** The format this code writes and reads; a file of another format is rebuilt. */
+export const SEGMENT_FORMAT = 1;
+export const HEADER_BYTES = 256;
+export const SEGMENT_DIR = 'segments';
+const EXT = '.seg';
+
+/** Why a segment cannot be used: it is rebuilt from the store's snippets. */
+export class SegmentError extends Error {
+  constructor(
+    readonly reason: 'missing' | 'old-format' | 'corrupt',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SegmentError';
+  }
+}
+
+/** A build's index and snippets as queries use them. */
+export interface ServedSegment {
+  readonly buildId: string;
+  readonly index: LexicalIndex;
+  /** Memory it holds, in bytes (what the cache budget counts). */
+  readonly bytes: number;
+  /**
+   * The snippet with this id, read from the file; throws SegmentError when its record is damaged.
+   * Still works once closed (evicted while a query used it): the file is opened for the read.
+   */
+  snippet(id: number): StoredSnippet | undefined;
+  close(): void;
+}
+
+export function segmentFileName(buildId: string): string {
+  return `${buildId}${EXT}`;
+}
+
+/** The fingerprint of the parameters an index was computed with: another set means a rebuild. */
+export function paramsFingerprint(params: Bm25Params): Buffer {
+  return createHash('sha256').update(JSON.stringify(params)).digest();
+}
+
+type ArrayKind = 'f64' | 'i32' | 'u32' | 'u8';
+type Typed = Float64Array | Int32Array | Uint32Array | Uint8Array;
+const KINDS: Record<ArrayKind, { bytes: number; make: (b: ArrayBuffer, off: number, n: number) => Typed }> = {
+  f64: { bytes: 8, make: (b, o, n) => new Float64Array(b, o, n) },
+  i32: { bytes: 4, make: (b, o, n) => new Int32Array(b, o, n) },
+  u32: { bytes: 4, make: (b, o, n) => new Uint32Array(b, o, n) },
+  u8: { bytes: 1, make: (b, o, n) => new Uint8Array(b, o, n) },
+};
+function kindOf(a: Typed): ArrayKind {
+  if (a instanceof Float64Array) return 'f64';
+  if (a instanceof Int32Array) return 'i32';
+  if (a instanceof Uint32Array) return 'u32';
+  return 'u8';
+}
+
+/** The typed arrays of an index, by name. */
+function arraysOf(data: IndexData): Record<string, Typed> {
+  const out: Record<string, Typed> = {
+    ids: data.ids,
+    secStart: data.secStart,
+    pageOf: data.pageOf,
+    secTokens: data.secTokens,
+    hasCode: data.hasCode,
+    prior: data.prior,
+    parFirst: data.parFirst,
+    parLast: data.parLast,
+    parDepth: data.parDepth,
+    vocab: data.vocab,
+    'crumbs.start': data.crumbs.start,
+    'crumbs.bytes': data.crumbs.bytes,
+  };
+  const ragged = (name: string, r: Ragged) => {
+    out[`${name}.start`] = r.start;
+    out[`${name}.items`] = r.items;
+  };
+  ragged('links', data.links);
+  ragged('head', data.head);
+  ragged('code', data.code);
+  ragged('prose', data.prose);
+  ragged('parHead', data.parHead);
+  ragged('own', data.own);
+  const bm = (name: string, b: Bm25fData) => {
+    out[`${name}.idf`] = b.idf;
+    out[`${name}.start`] = b.start;
+    out[`${name}.docs`] = b.docs;
+    out[`${name}.tfw`] = b.tfw;
+  };
+  bm('bm25', data.bm25);
+  bm('parentBm25', data.parentBm25);
+  bm('pageBm25', data.pageBm25);
+  return out;
+}
+
+interface Meta {
+  terms: string[];
+  pagePaths: string[];
+  n: { bm25: number; parentBm25: number; pageBm25: number };
+  arrays: Array<{ name: string; kind: ArrayKind; offset: number; length: number }>;
+}
+
+const align8 = (n: number) => (n + 7) & ~7;
+
+/**
+ * The bytes of a segment file, as chunks written one after another. `snippets` in the order the
+ * index numbers them (data.ids).
+ */
+export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[], params: Bm25Params): { chunks: Uint8Array[]; checksum: string; size: number } {
+  if (data.latent) throw new Error('A latent model is not written to segments (latentWeight must be 0).');
+  if (snippets.length !== data.ids.length) throw new Error('encodeSegment: the snippets do not match the index.');
+  const records = snippets.map((s) => Buffer.from(JSON.stringify(s)));
+  const snipStart = new Float64Array(records.length + 1);
+  const snipCrc = new Uint32Array(records.length);
+  records.forEach((r, i) => {
+    snipStart[i + 1] = snipStart[i] + r.length;
+    snipCrc[i] = crc32(r);
+  });
+  const arrays: Record<string, Typed> = { ...arraysOf(data), snipStart, snipCrc };
+  const meta: Meta = {
+    terms: data.terms,
+    pagePaths: data.pagePaths,
+    n: { bm25: data.bm25.n, parentBm25: data.parentBm25.n, pageBm25: data.pageBm25.n },
+    arrays: [],
+  };
+  // Offsets depend on the JSON's length, which depends on the offsets: lay the arrays out after
+  // a JSON written with placeholder offsets of the final width, then fix them.
+  let at = 0;
+  const layout = Object.entries(arrays).map(([name, a]) => {
+    const entry = { name, kind: kindOf(a), offset: at, length: a.length };
+    at = align8(at + a.byteLength);
+    return entry;
+  });
+  meta.arrays = layout;
+  let metaBytes = Buffer.from(JSON.stringify(meta));
+  let base = align8(4 + metaBytes.length);
+  for (;;) {
+    meta.arrays = layout.map((e) => ({ ...e, offset: e.offset + base }));
+    metaBytes = Buffer.from(JSON.stringify(meta));
+    const next = align8(4 + metaBytes.length);
+    if (next <= base) break;
+    base = next;
+  }
+  const indexLength = base + at;
+  const index = Buffer.alloc(indexLength);
+  index.writeUInt32LE(metaBytes.length, 0);
+  metaBytes.copy(index, 4);
+  for (const e of meta.arrays) {
+    const a = arrays[e.name];
+    index.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), e.offset);
+  }
+  const snippetLength = snipStart[records.length];
+  const indexHash = createHash('sha256').update(index).digest();
+  const snippetHash = createHash('sha256');
+  for (const r of records) snippetHash.update(r);
+  const header = Buffer.alloc(HEADER_BYTES);
+  header.write(SEGMENT_MAGIC, 0, 'latin1');
+  header.writeUInt32LE(SEGMENT_FORMAT, 8);
+  header.writeUInt32LE(HEADER_BYTES, 12);
+  header.writeDoubleLE(indexLength, 16);
+  header.writeDoubleLE(snippetLength, 24);
+  header.writeUInt32LE(snippets.length, 32);
+  header.writeUInt32LE(data.secStart.length - 1, 36);
+  header.writeUInt32LE(data.terms.length, 40);
+  indexHash.copy(header, 48);
+  snippetHash.digest().copy(header, 80);
+  paramsFingerprint(params).copy(header, 112);
+  return { chunks: [header, index, ...records], checksum: checksumOf(header), size: HEADER_BYTES + indexLength + snippetLength };
+}
+
+/** The checksum the catalog records for a segment: over the header's part hashes and fingerprint. */
+function checksumOf(header: Buffer): string {
+  return createHash('sha256').update(header.subarray(48, 144)).digest('hex');
+}
+
+/** Writes a segment file atomically (temporary file, fsync, rename). */
+export async function writeSegment(
+  dir: string,
+  buildId: string,
+  data: IndexData,
+  snippets: readonly StoredSnippet[],
+  params: Bm25Params,
+): Promise<{ file: string; checksum: string; format: number; size: number }> {
+  await mkdir(dir, { recursive: true });
+  const { chunks, checksum, size } = encodeSegment(data, snippets, params);
+  const file = segmentFileName(buildId);
+  await writeFileAtomic(join(dir, file), chunks);
+  return { file, checksum, format: SEGMENT_FORMAT, size };
+}
+
+/**
+ * Opens a segment: checks the header, reads the index part whole (checked against its sha256)
+ * and keeps the file open to read snippets from. Throws SegmentError (missing, old-format,
+ * corrupt) when it cannot be used.
+ */
+export function openSegment(path: string, buildId: string, params: Bm25Params, expectedChecksum: string | null): ServedSegment {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new SegmentError('missing', `segment file ${path} is missing`);
+    throw err;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const header = Buffer.alloc(HEADER_BYTES);
+    if (readFully(fd, header, 0) < HEADER_BYTES || header.toString('latin1', 0, 8) !== SEGMENT_MAGIC) {
+      throw new SegmentError('corrupt', `segment file ${path} has no segment header`);
+    }
+    const format = header.readUInt32LE(8);
+    if (format !== SEGMENT_FORMAT) throw new SegmentError('old-format', `segment file ${path} has format ${format}; this version reads ${SEGMENT_FORMAT}`);
+    if (!paramsFingerprint(params).equals(header.subarray(112, 144))) {
+      throw new SegmentError('old-format', `segment file ${path} was computed with other search parameters`);
+    }
+    const indexLength = header.readDoubleLE(16);
+    const snippetLength = header.readDoubleLE(24);
+    if (!Number.isSafeInteger(indexLength) || !Number.isSafeInteger(snippetLength) || HEADER_BYTES + indexLength + snippetLength !== size) {
+      throw new SegmentError('corrupt', `segment file ${path} is ${size} bytes; its header describes ${HEADER_BYTES + indexLength + snippetLength}`);
+    }
+    if (expectedChecksum !== null && checksumOf(header) !== expectedChecksum) {
+      throw new SegmentError('corrupt', `segment file ${path} is not the one the catalog recorded (checksum differs)`);
+    }
+    const index = Buffer.allocUnsafeSlow(indexLength);
+    if (readFully(fd, index, HEADER_BYTES) < indexLength) throw new SegmentError('corrupt', `segment file ${path} is truncated`);
+    if (!createHash('sha256').update(index).digest().equals(header.subarray(48, 80))) {
+      throw new SegmentError('corrupt', `segment file ${path}: the index part does not match its checksum`);
+    }
+    const { data, snipStart, snipCrc } = decodeIndex(index, path);
+    const lexical = openLexicalIndex(data, params);
+    const base = HEADER_BYTES + indexLength;
+    const ids = data.ids;
+    let ascending = true;
+    for (let i = 1; i < ids.length && ascending; i++) ascending = ids[i] > ids[i - 1];
+    let byId: Map<number, number> | undefined;
+    const positionOf = (id: number): number => {
+      if (!ascending) {
+        byId ??= new Map(Array.from(ids, (v, i) => [v, i]));
+        return byId.get(id) ?? -1;
+      }
+      let lo = 0;
+      let hi = ids.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        if (ids[mid] === id) return mid;
+        if (ids[mid] < id) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      return -1;
+    };
+    let open = true;
+    const termBytes = data.terms.reduce((n, t) => n + 40 + 2 * t.length, 0);
+    return {
+      buildId,
+      index: lexical,
+      bytes: indexLength + termBytes,
+      snippet(id) {
+        const i = positionOf(id);
+        if (i < 0) return undefined;
+        const len = snipStart[i + 1] - snipStart[i];
+        const buf = Buffer.allocUnsafe(len);
+        let got: number;
+        if (open) got = readFully(fd, buf, base + snipStart[i]);
+        else {
+          let once: number;
+          try {
+            once = openSync(path, 'r');
+          } catch {
+            throw new SegmentError('missing', `segment file ${path} is gone`);
+          }
+          try {
+            got = readFully(once, buf, base + snipStart[i]);
+          } finally {
+            closeSync(once);
+          }
+        }
+        if (got < len || crc32(buf) !== snipCrc[i]) {
+          throw new SegmentError('corrupt', `segment file ${path}: snippet record ${i} is damaged`);
+        }
+        return freezeSnippet(JSON.parse(buf.toString('utf8')) as StoredSnippet);
+      },
+      close() {
+        if (!open) return;
+        open = false;
+        closeSync(fd);
+      },
+    };
+  } catch (err) {
+    closeSync(fd);
+    if (err instanceof SegmentError) throw err;
+    throw new SegmentError('corrupt', `segment file ${path} cannot be read: ${(err as Error).message}`);
+  }
+}
+
+/** A segment held in memory (a reader that cannot write the file it rebuilt). */
+export function memorySegment(buildId: string, data: IndexData, snippets: readonly StoredSnippet[], params: Bm25Params): ServedSegment {
+  const byId = new Map(snippets.map((s) => [s.id, s]));
+  return {
+    buildId,
+    index: openLexicalIndex(data, params),
+    bytes: Object.values(arraysOf(data)).reduce((n, a) => n + a.byteLength, 0) + snippets.reduce((n, s) => n + 2 * (s.content.length + s.code.length) + 400, 0),
+    snippet: (id) => byId.get(id),
+    close() {},
+  };
+}
+
+function decodeIndex(index: Buffer, path: string): { data: IndexData; snipStart: Float64Array; snipCrc: Uint32Array } {
+  const metaLength = index.readUInt32LE(0);
+  const meta = JSON.parse(index.toString('utf8', 4, 4 + metaLength)) as Meta;
+  const a: Record<string, Typed> = {};
+  for (const e of meta.arrays) {
+    const kind = KINDS[e.kind];
+    if (!kind || e.offset % 8 !== 0 || e.offset + e.length * kind.bytes > index.length) {
+      throw new SegmentError('corrupt', `segment file ${path}: array ${e.name} lies outside the index part`);
+    }
+    a[e.name] = kind.make(index.buffer as ArrayBuffer, index.byteOffset + e.offset, e.length);
+  }
+  const need = (name: string) => {
+    const v = a[name];
+    if (!v) throw new SegmentError('corrupt', `segment file ${path}: array ${name} is missing`);
+    return v;
+  };
+  const ragged = (name: string): Ragged => ({ start: need(`${name}.start`) as Int32Array, items: need(`${name}.items`) as Int32Array });
+  const bm = (name: 'bm25' | 'parentBm25' | 'pageBm25'): Bm25fData => ({
+    n: meta.n[name],
+    idf: need(`${name}.idf`) as Float64Array,
+    start: need(`${name}.start`) as Int32Array,
+    docs: need(`${name}.docs`) as Int32Array,
+    tfw: need(`${name}.tfw`) as Float64Array,
+  });
+  const data: IndexData = {
+    terms: meta.terms,
+    pagePaths: meta.pagePaths,
+    ids: need('ids') as Float64Array,
+    secStart: need('secStart') as Int32Array,
+    pageOf: need('pageOf') as Int32Array,
+    secTokens: need('secTokens') as Float64Array,
+    hasCode: need('hasCode') as Uint8Array,
+    prior: need('prior') as Float64Array,
+    links: ragged('links'),
+    head: ragged('head'),
+    code: ragged('code'),
+    prose: ragged('prose'),
+    crumbs: { start: need('crumbs.start') as Int32Array, bytes: need('crumbs.bytes') as Uint8Array },
+    parFirst: need('parFirst') as Int32Array,
+    parLast: need('parLast') as Int32Array,
+    parDepth: need('parDepth') as Int32Array,
+    parHead: ragged('parHead'),
+    own: ragged('own'),
+    bm25: bm('bm25'),
+    parentBm25: bm('parentBm25'),
+    pageBm25: bm('pageBm25'),
+    vocab: need('vocab') as Int32Array,
+  };
+  return { data, snipStart: need('snipStart') as Float64Array, snipCrc: need('snipCrc') as Uint32Array };
+}
+
+function freezeSnippet(s: StoredSnippet): StoredSnippet {
+  Object.freeze(s.breadcrumb);
+  return Object.freeze(s);
+}
+
+/** Reads until `buf` is full or the file ends; returns the bytes read. */
+function readFully(fd: number, buf: Uint8Array, position: number): number {
+  let got = 0;
+  while (got < buf.length) {
+    const n = readSync(fd, buf, got, buf.length - got, position + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
+}
+
+/**
+ * Removes the segment files of these builds (a deleted library, a replaced build). Missing
+ * files are fine; returns the files removed.
+ */
+export async function removeSegments(dir: string, buildIds: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const id of buildIds) {
+    if (!/^[\w-]+$/.test(id)) continue;
+    try {
+      await unlink(join(dir, segmentFileName(id)));
+      removed.push(segmentFileName(id));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return removed;
+}
+
+/**
+ * Removes segment files no finalized build references and temporary files of interrupted
+ * writes (a crash between writing a segment and recording it). Returns the names removed.
+ */
+export async function removeOrphanSegments(dir: string, keep: ReadonlySet<string>): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.includes(EXT) || keep.has(name)) continue;
+    await unlink(join(dir, name)).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    removed.push(name);
+  }
+  return removed;
+}
