@@ -3,7 +3,7 @@
  * switched over only when finalized. A failure (or a kill) never touches the served version.
  */
 import { createHash } from 'node:crypto';
-import type { BuildDocument, IngestProgress, JobRecord, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
+import type { BuildDocument, IngestProgress, JobRecord, LibraryMeta, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
 import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
@@ -11,6 +11,7 @@ import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-
 import { validate } from './validate.ts';
 import { openSpec, sealSpec } from './secrets.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
+import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -77,6 +78,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
     branch: input.branch ?? existing?.branch ?? '',
     source: { kind: input.source, spec: sealSpec(entry.def.specSchema, spec, kernel.secrets) },
   });
+  await rememberUserFields(kernel.store, id, { title: input.title, description: input.description }, existing !== null);
   const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
   return { library: (await kernel.store.getLibrary(id)) ?? library, job };
@@ -100,7 +102,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   const entry = kernel.sources.get(library.source.kind);
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
+  let skippedDocuments = 0;
   const log = (level: LogLevel, message: string) => {
+    if (level === 'warn' && /^skipped /i.test(message)) skippedDocuments++;
     store.appendJobLog(job.id, level, message).catch(() => {});
     logger.log(level, message, { job: job.id, library: job.libraryId });
   };
@@ -140,6 +144,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const batchSize = options.batchSize ?? 2000;
     let batch: Snippet[] = [];
     let totalTokens = 0;
+    const libraryMeta: LibraryMeta = {};
     for await (const doc of entry.source.read({
       libraryId: job.libraryId,
       version: job.version,
@@ -150,6 +155,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
       },
       log,
+      setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;
         if (p.message) progress.message = p.message;
@@ -214,6 +220,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     await store.finalizeBuild(buildId);
     buildId = null;
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
+    if (job.version === '') await recordLibraryMeta(kernel, job.libraryId, libraryMeta, { documents: progress.files, skippedDocuments, snippets: progress.snippets }, log);
     report(true);
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } });
