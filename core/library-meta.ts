@@ -3,8 +3,8 @@
  * reads (title, description, branch, stars...) stored on the library when the build of its
  * default version is finalized, with the trust score (core/trust-score.ts) and the benchmark
  * score (core/self-retrieval.ts) of that build. A title or description the user gave when adding
- * the library wins over the source's; the kernel remembers which ones the user gave in the
- * setting `library.userFields` (so a refresh does not overwrite them).
+ * the library wins over the source's; the kernel remembers which ones the user gave, and the
+ * source's last `official` and `updatedAt`, in the setting `library.facts` (LibraryFacts).
  */
 import type { LibraryMeta, LogLevel, Store } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
@@ -14,40 +14,51 @@ import { trustScore } from './trust-score.ts';
 export const TITLE_MAX = 200;
 export const DESCRIPTION_MAX = 2000;
 
-/** Which descriptive fields of a library the user gave (they win over the source's). */
-export interface UserFields {
-  title?: boolean;
-  description?: boolean;
+/**
+ * What the kernel keeps about a library beside its record: which descriptive fields the user
+ * gave (they win over the source's), and the source's last `official` and `updatedAt` (a refresh
+ * whose source reports nothing new, e.g. an unchanged commit or package, scores the same).
+ */
+export interface LibraryFacts {
+  userTitle?: boolean;
+  userDescription?: boolean;
+  official?: boolean;
+  updatedAt?: string;
 }
 
-/** One setting holds the marks of every library, by library ID. */
-const FIELDS_SETTING = 'library.userFields';
+/** One setting holds the facts of every library, by library ID. */
+const FACTS_SETTING = 'library.facts';
 
-async function allUserFields(store: Store): Promise<Record<string, UserFields>> {
-  const v = await store.getSetting(FIELDS_SETTING);
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, UserFields>) : {};
+async function allFacts(store: Store): Promise<Record<string, LibraryFacts>> {
+  const v = await store.getSetting(FACTS_SETTING);
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, LibraryFacts>) : {};
 }
 
-export async function getUserFields(store: Store, libraryId: string): Promise<UserFields> {
-  const v = (await allUserFields(store))[libraryId];
+export async function getLibraryFacts(store: Store, libraryId: string): Promise<LibraryFacts> {
+  const v = (await allFacts(store))[libraryId];
   return v && typeof v === 'object' ? v : {};
 }
 
+/** Replaces (or with `undefined` removes) the facts of one library. */
+async function setLibraryFacts(store: Store, libraryId: string, facts: LibraryFacts | undefined): Promise<void> {
+  const all = await allFacts(store);
+  const had = all[libraryId];
+  const next = facts && Object.values(facts).some((v) => v !== undefined) ? facts : undefined;
+  if (JSON.stringify(had) === JSON.stringify(next)) return;
+  if (next) all[libraryId] = next;
+  else delete all[libraryId];
+  await store.setSetting(FACTS_SETTING, Object.keys(all).length > 0 ? all : undefined);
+}
+
 /**
- * Records which fields the user gave when adding a library: given ones are marked, and for a new
- * library (`existed` false) the others are cleared; a re-add that gives none keeps the marks.
+ * Records which fields the user gave when adding a library: given ones are marked; a new library
+ * (`existed` false) starts with no facts; a re-add that gives none keeps the marks.
  */
 export async function rememberUserFields(store: Store, libraryId: string, given: { title?: string; description?: string }, existed: boolean): Promise<void> {
-  const all = await allUserFields(store);
-  const before = existed ? (all[libraryId] ?? {}) : {};
-  const next: UserFields = { ...before };
-  if (given.title !== undefined) next.title = true;
-  if (given.description !== undefined) next.description = true;
-  const had = all[libraryId];
-  if (next.title || next.description) all[libraryId] = next;
-  else delete all[libraryId];
-  if (JSON.stringify(had) === JSON.stringify(all[libraryId])) return;
-  await store.setSetting(FIELDS_SETTING, Object.keys(all).length > 0 ? all : undefined);
+  const next: LibraryFacts = existed ? { ...(await getLibraryFacts(store, libraryId)) } : {};
+  if (given.title !== undefined) next.userTitle = true;
+  if (given.description !== undefined) next.userDescription = true;
+  await setLibraryFacts(store, libraryId, next);
 }
 
 /** One line of plain text: control characters and runs of white space made single spaces. */
@@ -95,13 +106,15 @@ export async function recordLibraryMeta(kernel: Kernel, libraryId: string, meta:
     const benchMs = Date.now() - started;
     const library = await store.getLibrary(libraryId);
     if (!library) return;
-    const user = await getUserFields(store, libraryId);
+    const kept = await getLibraryFacts(store, libraryId);
+    const official = meta.official ?? kept.official;
+    const updatedAt = meta.updatedAt ?? kept.updatedAt;
     const stars = meta.stars ?? library.stars;
     const trust = trustScore({
       sourceKind: library.source.kind,
-      official: meta.official,
+      official,
       stars,
-      updatedAt: meta.updatedAt,
+      updatedAt,
       now: kernel.clock.now(),
       documents: facts.documents,
       skippedDocuments: facts.skippedDocuments,
@@ -109,14 +122,15 @@ export async function recordLibraryMeta(kernel: Kernel, libraryId: string, meta:
     });
     await store.upsertLibrary({
       id: library.id,
-      title: (!user.title && meta.title) || library.title,
-      description: (!user.description && meta.description) || library.description,
+      title: (!kept.userTitle && meta.title) || library.title,
+      description: (!kept.userDescription && meta.description) || library.description,
       branch: meta.branch ?? library.branch,
       source: library.source,
       stars,
       trustScore: trust,
       benchmarkScore: bench.score,
     });
+    await setLibraryFacts(store, libraryId, { ...kept, official, updatedAt });
     log(
       'info',
       `library scores: trust ${trust}/10, benchmark ${bench.score}% (${bench.found} of ${bench.asked} sections found by their own heading in the top 5, ${benchMs} ms)`,

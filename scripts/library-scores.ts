@@ -49,9 +49,10 @@ async function main(): Promise<void> {
       t = performance.now();
       const bench = await selfRetrievalScore(kernel.store, id, '');
       const questions = performance.now() - t;
+      const top1 = await selfRetrievalScore(kernel.store, id, '', { topK: 1 });
       console.log(
         `${c.name.padEnd(8)} snippets ${String(lib.totalSnippets).padStart(6)}  sections ${String(bench.sections).padStart(5)}  trust ${lib.trustScore}  benchmark ${lib.benchmarkScore}% ` +
-          `(${bench.found}/${bench.asked})  first search ${warm.toFixed(0)} ms, ${bench.asked} questions ${questions.toFixed(0)} ms  title "${lib.title}"`,
+          `(${bench.found}/${bench.asked}; top 1: ${top1.score}%)  first search ${warm.toFixed(0)} ms, ${bench.asked} questions ${questions.toFixed(0)} ms  title "${lib.title}"`,
       );
       if (!line) console.log(`  (no "library scores" line in the job log)`);
     }

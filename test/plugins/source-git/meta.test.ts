@@ -79,7 +79,8 @@ describe('git library metadata: title, description, branch and stars from the re
     const kernel = await kernelFor(t);
     const { job } = await addLibrary(kernel, { source: 'git', id: '/acme/widgets', spec: { url: fx.url('acme/widgets'), provider: 'github', token: TOKEN } });
     assert.equal((await runIngestJob(kernel, job.id)).state, 'succeeded');
-    assert.equal((await kernel.store.getLibrary('/acme/widgets'))!.stars, 4321);
+    const first = (await kernel.store.getLibrary('/acme/widgets'))!;
+    assert.equal(first.stars, 4321);
     githubDown = true;
     try {
       const again = await addLibrary(kernel, { source: 'git', id: '/acme/widgets', spec: { url: fx.url('acme/widgets'), provider: 'github', token: TOKEN } });
@@ -89,7 +90,10 @@ describe('git library metadata: title, description, branch and stars from the re
     }
     const lib = (await kernel.store.getLibrary('/acme/widgets'))!;
     assert.equal(lib.stars, 4321);
-    assert.equal(lib.title, 'Widget Kit');
+    assert.equal(lib.title, 'Widget Kit', 'an unchanged commit (nothing re-read) keeps the title');
+    assert.equal(lib.branch, 'trunk');
+    assert.equal(lib.trustScore, first.trustScore, 'the commit date is kept from the previous build, so the score is stable');
+    assert.equal(lib.benchmarkScore, first.benchmarkScore);
   });
 
   test('without a README H1, package.json names the library; a user-given title wins over both', async (t) => {
