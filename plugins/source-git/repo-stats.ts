@@ -4,7 +4,9 @@
  * `GET {api}/projects/{url-encoded path}` (`star_count`). Bitbucket and plain git servers have
  * none. One request through the kernel's guarded Fetch with a short time limit; any failure gives
  * null (the caller keeps the library's stars as they were). The token is sent only to the API of
- * the repository's own platform, and never appears in a log line or an error.
+ * the repository's own platform as `Authorization: Bearer` (GitLab accepts personal access tokens
+ * so too), which the guarded Fetch drops on a redirect to another origin; it never appears in a
+ * log line or an error.
  */
 import type { Fetch, LibraryMeta } from '../../core/contracts.ts';
 import type { GitUrl } from './git-url.ts';
@@ -53,7 +55,7 @@ export function repoStatsRequest(url: GitUrl, token: string | undefined, options
     const api = base(options.gitlabApiUrl || `https://${url.host}${url.port ? `:${url.port}` : ''}/api/v4`);
     return {
       url: `${api}/projects/${encodeURIComponent(path)}`,
-      headers: { accept: 'application/json', ...(token ? { 'private-token': token } : {}) },
+      headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       read: (b) => ({
         stars: typeof b.star_count === 'number' ? b.star_count : undefined,
         official: (b.namespace as { kind?: unknown } | undefined)?.kind === 'group' || undefined,
