@@ -43,16 +43,25 @@ async function main(): Promise<void> {
       const line = (await kernel.store.getJobLog(job.id)).find((l) => l.message.startsWith('library scores:'))?.message ?? '';
       // Measured again on a cold cache: the first search (load + index) apart from the questions.
       (kernel.store as unknown as { cache?: { clear(): void } }).cache?.clear();
+      // Wall time and this process's CPU time (the latter is less distorted on a busy machine).
+      const cpuMs = (since: NodeJS.CpuUsage) => {
+        const d = process.cpuUsage(since);
+        return (d.user + d.system) / 1000;
+      };
       let t = performance.now();
+      let c0 = process.cpuUsage();
       await kernel.store.search(id, '', 'warm up', 1);
       const warm = performance.now() - t;
+      const warmCpu = cpuMs(c0);
       t = performance.now();
+      c0 = process.cpuUsage();
       const bench = await selfRetrievalScore(kernel.store, id, '');
       const questions = performance.now() - t;
+      const questionsCpu = cpuMs(c0);
       const top1 = await selfRetrievalScore(kernel.store, id, '', { topK: 1 });
       console.log(
         `${c.name.padEnd(8)} snippets ${String(lib.totalSnippets).padStart(6)}  sections ${String(bench.sections).padStart(5)}  trust ${lib.trustScore}  benchmark ${lib.benchmarkScore}% ` +
-          `(${bench.found}/${bench.asked}; top 1: ${top1.score}%)  first search ${warm.toFixed(0)} ms, ${bench.asked} questions ${questions.toFixed(0)} ms  title "${lib.title}"`,
+          `(${bench.found}/${bench.asked}; top 1: ${top1.score}%)  first search ${warm.toFixed(0)} ms (cpu ${warmCpu.toFixed(0)}), ${bench.asked} questions ${questions.toFixed(0)} ms (cpu ${questionsCpu.toFixed(0)})  title "${lib.title}"`,
       );
       if (!line) console.log(`  (no "library scores" line in the job log)`);
     }
