@@ -5,6 +5,8 @@ import { searchLibraries } from '../../../core/library-search.ts';
 import { networkKernel } from '../../helpers/network-kernel.ts';
 import { send, startServer, type TestServer } from '../../helpers/route-server.ts';
 import { gitFixture, type GitFixture } from './helpers.ts';
+import { parseGitUrl } from '../../../plugins/source-git/git-url.ts';
+import { repoStatsRequest } from '../../../plugins/source-git/repo-stats.ts';
 
 const TOKEN = 'ghp_PlantedMetaSecret_5151515151';
 
@@ -125,5 +127,22 @@ describe('git library metadata: title, description, branch and stars from the re
     assert.equal(lib.title, 'Tables');
     assert.equal(lib.branch, 'main');
     assert.ok(gitlab.requests.some((r) => r.path === '/api/v4/projects/group%2Fsub%2Ftables'), JSON.stringify(gitlab.requests.map((r) => r.path)));
+  });
+});
+
+describe('repoStatsRequest: which API is asked, and who gets the token', () => {
+  const opts = { githubApiUrl: '', gitlabApiUrl: '', timeoutMs: 5000 };
+  test('github.com asks api.github.com with the token; a GitHub Enterprise host is not asked without its API URL', () => {
+    const gh = repoStatsRequest(parseGitUrl('https://github.com/honojs/website.git'), 'tok', opts)!;
+    assert.equal(gh.url, 'https://api.github.com/repos/honojs/website');
+    assert.equal(gh.headers.authorization, 'Bearer tok');
+    assert.equal(repoStatsRequest(parseGitUrl('https://ghe.acme.dev/team/docs', 'github'), 'tok', opts), null, 'the token never goes to api.github.com for another host');
+    assert.equal(repoStatsRequest(parseGitUrl('https://ghe.acme.dev/team/docs', 'github'), 'tok', { ...opts, githubApiUrl: 'https://ghe.acme.dev/api/v3/' })!.url, 'https://ghe.acme.dev/api/v3/repos/team/docs');
+  });
+  test('GitLab asks its own host with the URL-encoded path; Bitbucket, plain git and a 0 time limit ask nothing', () => {
+    assert.equal(repoStatsRequest(parseGitUrl('https://gitlab.example.com/group/sub/repo.git', 'gitlab'), undefined, opts)!.url, 'https://gitlab.example.com/api/v4/projects/group%2Fsub%2Frepo');
+    assert.equal(repoStatsRequest(parseGitUrl('https://bitbucket.org/a/b'), 'tok', opts), null);
+    assert.equal(repoStatsRequest(parseGitUrl('https://git.example.com/a/b'), 'tok', opts), null);
+    assert.equal(repoStatsRequest(parseGitUrl('https://github.com/a/b'), 'tok', { ...opts, timeoutMs: 0 }), null);
   });
 });
