@@ -80,6 +80,9 @@ export async function selfRetrievalScore(store: Store, libraryId: string, versio
     .map((x) => x.s);
   let found = 0;
   for (const target of sample) {
+    // A store's search may resolve without I/O: give the event loop a turn between questions, so
+    // a server running the check keeps answering requests (and its keep-alive sockets) meanwhile.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const hits = await store.search(libraryId, version, target.heading, HITS_PER_QUESTION);
     const shown = new Set<string>();
     for (const hit of hits) {

@@ -105,6 +105,15 @@ describe('library metadata and scores through the kernel (upload source, embedde
     assert.equal(again.score, library.benchmarkScore, 'the sample is deterministic');
     assert.ok(again.asked > 0 && again.asked <= 100 && again.found <= again.asked);
     assert.deepEqual(await kernel.store.getSnippets('/docs/koa', ''), before);
+    // The event loop gets turns while the check runs (a server keeps answering meanwhile).
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    try {
+      await selfRetrievalScore(kernel.store, '/docs/koa', '', { sample: 20 });
+    } finally {
+      clearInterval(timer);
+    }
+    assert.ok(turns > 0, 'timers ran during the check');
     const top1 = await selfRetrievalScore(kernel.store, '/docs/koa', '', { topK: 1, sample: 20 });
     assert.equal(top1.asked, 20);
     assert.ok(top1.found <= 20);
