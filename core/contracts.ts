@@ -190,6 +190,44 @@ export interface SourceContext {
    * each one that is not built or queued yet.
    */
   suggestVersions?(versions: string[]): void;
+  /**
+   * Optional: what the source learned about the library as a whole while reading (its own name
+   * for itself, the branch read, stars...). May be called any number of times; each call merges
+   * its defined fields over the earlier ones. When the build of the default version is finalized,
+   * the kernel stores them on the library (a title or description the user gave wins over the
+   * source's). A source that never calls it leaves the library's fields as they were. Call it as
+   * `ctx.setLibraryMeta?.(...)`: contexts built by older kernels or test kits may lack it.
+   */
+  setLibraryMeta?(meta: LibraryMeta): void;
+}
+
+/**
+ * Facts about a library a source reports during `read` (see `SourceContext.setLibraryMeta`).
+ * Every field is optional; leave out what the source does not know rather than guessing.
+ */
+export interface LibraryMeta {
+  /**
+   * The project's own name for itself: a README's first H1, package.json `name`, PyPI
+   * `info.name`, a site's og:site_name or `<title>`, OpenAPI `info.title`, an llms.txt H1, a
+   * Confluence space name. Plain text (no markdown); the kernel trims it to 200 characters.
+   */
+  title?: string;
+  /** One or two sentences on what it is (the kernel trims it to 2,000 characters). */
+  description?: string;
+  /** The branch that was read (git: the requested or the resolved default branch). */
+  branch?: string;
+  /** Stars (or likes) on the hosting platform, when its API answered. */
+  stars?: number;
+  /** The project's home page, when the source knows it. */
+  homepage?: string;
+  /**
+   * True when the source can tell the documentation is the project's own, published by its
+   * owner (a registry package's docs, a site's own llms.txt, a repository of an organization).
+   * Counts in the trust score (core/trust-score.ts).
+   */
+  official?: boolean;
+  /** ISO 8601 date of the upstream's last change (commit date, release date); counts in the trust score. */
+  updatedAt?: string;
 }
 
 /**

@@ -3,7 +3,7 @@
  * switched over only when finalized. A failure (or a kill) never touches the served version.
  */
 import { createHash } from 'node:crypto';
-import type { BuildDocument, IngestProgress, JobRecord, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
+import type { BuildDocument, IngestProgress, JobRecord, LibraryMeta, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
 import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
@@ -14,6 +14,7 @@ import { openSpec, sealSpec, secretFields } from './secrets.ts';
 import { redactFields, redactGeneric, specRedactor, type Redactor } from './redact.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
 import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
+import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -84,6 +85,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
     branch: input.branch ?? existing?.branch ?? '',
     source: { kind: input.source, spec: sealSpec(entry.def.specSchema, spec, kernel.secrets) },
   });
+  await rememberUserFields(kernel.store, id, { title: input.title, description: input.description }, existing !== null);
   const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
   await dropReplacedUpload(kernel, existing, library);
@@ -131,10 +133,12 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   const unhold = rawUpload ? holdUpload(kernel, rawUpload) : () => {};
   const started = Date.now();
   const progress = { files: 0, snippets: 0, bytes: 0 } as Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress;
+  let skippedDocuments = 0;
   // Every line and error of this job leaves through `redact`: the job's secrets never do.
   const redact = library ? jobRedactor(kernel, entry?.def.specSchema, library.source.spec) : redactGeneric;
   const log = (level: LogLevel, message: string) => {
     const line = redact(message);
+    if (level === 'warn' && /^skipped /i.test(line)) skippedDocuments++;
     store.appendJobLog(job.id, level, line).catch(() => {});
     logger.log(level, line, { job: job.id, library: job.libraryId });
   };
@@ -186,6 +190,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const batchSize = options.batchSize ?? 2000;
     let batch: Snippet[] = [];
     let totalTokens = 0;
+    const libraryMeta: LibraryMeta = {};
     for await (const doc of entry.source.read({
       libraryId: job.libraryId,
       version: job.version,
@@ -196,6 +201,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
       },
       log,
+      setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;
         if (p.message) progress.message = redact(p.message);
@@ -260,6 +266,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     await store.finalizeBuild(buildId);
     buildId = null;
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
+    if (job.version === '') await recordLibraryMeta(kernel, job.libraryId, libraryMeta, { documents: progress.files, skippedDocuments, snippets: progress.snippets }, log);
     report(true);
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));

@@ -33,7 +33,17 @@ const MIN_NAME_SCORE = 0.25;
 
 const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '');
 
-/** 0..1: how well the library's ID and title match the name. */
+/** True when the name is the library's ID or the ID's last part (punctuation-insensitive). */
+export function isExactIdMatch(lib: LibraryRecord, name: string): boolean {
+  const wanted = squash(name);
+  return wanted !== '' && (squash(lib.id.split('/').pop() ?? '') === wanted || squash(lib.id) === wanted);
+}
+
+/**
+ * 0..1: how well the library's ID and title match the name. The title is the project's own name
+ * as its source gives it (a README's H1, a package name, a site name: core/library-meta.ts), so
+ * a library is found by its real name as well as by its ID.
+ */
 export function nameScore(lib: LibraryRecord, name: string): number {
   const wanted = squash(name);
   if (!wanted) return 0;
@@ -81,6 +91,14 @@ function coverage(questionTokens: Set<string>, text: string): number {
   return n / questionTokens.size;
 }
 
+/**
+ * Libraries whose ID is the name come first (a title equal to the name does not outrank them),
+ * then by score, snippet count and ID.
+ */
+function byRank(a: ScoredLibrary & { exactId: boolean }, b: ScoredLibrary & { exactId: boolean }): number {
+  return Number(b.exactId) - Number(a.exactId) || b.score - a.score || b.library.totalSnippets - a.library.totalSnippets || (a.library.id < b.library.id ? -1 : 1);
+}
+
 /** Libraries matching `libraryName`, best first, with their scores. */
 export async function searchLibraries(kernel: Kernel, libraryName: string, query: string, options: LibrarySearchOptions = {}): Promise<ScoredLibrary[]> {
   const libs = await kernel.store.listLibraries();
@@ -89,8 +107,8 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
     .filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)))
     .map((library) => ({ library, name: nameScore(library, libraryName) }))
     .filter((x) => x.name >= MIN_NAME_SCORE)
-    .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library) }))
-    .sort((a, b) => b.score - a.score || b.library.totalSnippets - a.library.totalSnippets || (a.library.id < b.library.id ? -1 : 1));
+    .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library), exactId: isExactIdMatch(x.library, libraryName) }))
+    .sort(byRank);
 
   if (!options.fast && first.length > 1) {
     const questionTokens = new Set(tokenize(query));
@@ -103,8 +121,8 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
       }
       c.score += 0.1 * coverage(questionTokens, `${c.library.title} ${c.library.description}`) + 0.2 * coverage(questionTokens, docs);
     }
-    head.sort((a, b) => b.score - a.score || b.library.totalSnippets - a.library.totalSnippets || (a.library.id < b.library.id ? -1 : 1));
+    head.sort(byRank);
     first.splice(0, head.length, ...head);
   }
-  return first.slice(0, options.limit ?? 20);
+  return first.slice(0, options.limit ?? 20).map(({ library, score }) => ({ library, score }));
 }

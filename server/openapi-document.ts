@@ -52,6 +52,8 @@ function addRepo(provider: string, summary: string): Json {
   };
 }
 
+const LIBRARY_TITLE: Json = { type: 'string', maxLength: 200, description: "The library's title; without it, the source's own name for the project (README H1, package name, site name...)." };
+
 function addUrl(op: string, field: string, summary: string, extra: Json = {}): Json {
   return {
     post: {
@@ -60,7 +62,7 @@ function addUrl(op: string, field: string, summary: string, extra: Json = {}): J
       tags: ['Add Library'],
       requestBody: {
         required: true,
-        content: json({ type: 'object', required: [field], additionalProperties: false, properties: { [field]: { type: 'string', format: 'uri', maxLength: 2000 }, ...extra } }),
+        content: json({ type: 'object', required: [field], additionalProperties: false, properties: { [field]: { type: 'string', format: 'uri', maxLength: 2000 }, libraryTitle: LIBRARY_TITLE, ...extra } }),
       },
       responses: addResponses,
       security: keyRequired,
@@ -261,6 +263,7 @@ export function openApiDocument(): Json {
                 cloudId: { type: 'string' },
                 pageIds: { type: 'array', items: { type: 'string' } },
                 projectId: { type: 'string' },
+                libraryTitle: LIBRARY_TITLE,
               },
             }),
           },
@@ -321,9 +324,9 @@ export function openApiDocument(): Json {
             state: { type: 'string', enum: ['finalized', 'initial', 'processing', 'error', 'delete'] },
             totalTokens: { type: 'integer' },
             totalSnippets: { type: 'integer' },
-            stars: { type: 'number' },
-            trustScore: { type: 'number', minimum: 0, maximum: 10 },
-            benchmarkScore: { type: 'number', minimum: 0, maximum: 100 },
+            stars: { type: 'number', description: "Stars on the repository's platform (GitHub, GitLab) when its API answered at the last build; else 0." },
+            trustScore: { type: 'number', minimum: 0, maximum: 10, description: 'An integer: provenance, stars, freshness and completeness of the last build (docs/library-scores.md).' },
+            benchmarkScore: { type: 'number', minimum: 0, maximum: 100, description: 'Share (%) of up to 100 sampled sections found by their own heading among the first 5 answers (docs/library-scores.md).' },
             versions: { type: 'array', items: { type: 'string' } },
           },
         },
@@ -368,6 +371,7 @@ export function openApiDocument(): Json {
             private: { type: 'boolean', description: 'Accepted for Context7 compatibility; a gitToken makes a repository private.' },
             skipVersionFiltering: { type: 'boolean', description: 'Accepted for Context7 compatibility; not used.' },
             generateDocs: { type: 'boolean', description: 'Accepted for Context7 compatibility; not used.' },
+            libraryTitle: LIBRARY_TITLE,
           },
         },
         AddLibraryResponse: { type: 'object', required: ['libraryName', 'message'], properties: { libraryName: { type: 'string' }, message: { type: 'string' }, jobId: { type: 'string' } } },

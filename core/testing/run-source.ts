@@ -1,7 +1,7 @@
 /**
  * Plugin test kit: run a Source the way the kernel does, and collect what it produced.
  */
-import type { IngestProgress, Logger, LogLevel, PreviousDocument, Source, SourceContext, SourceDocument } from '../contracts.ts';
+import type { IngestProgress, LibraryMeta, Logger, LogLevel, PreviousDocument, Source, SourceContext, SourceDocument } from '../contracts.ts';
 import { lineMapProblems } from '../includes/line-map.ts';
 
 export interface RunSourceResult {
@@ -10,6 +10,8 @@ export interface RunSourceResult {
   logs: Array<{ level: LogLevel; message: string }>;
   /** Every `ctx.progress` report, in order. */
   progress: IngestProgress[];
+  /** The library metadata the source reported through `ctx.setLibraryMeta`, merged in call order. */
+  meta: LibraryMeta;
 }
 
 /**
@@ -25,6 +27,7 @@ export async function runSource(
 ): Promise<RunSourceResult> {
   const logs: RunSourceResult['logs'] = [];
   const progress: IngestProgress[] = [];
+  const meta: LibraryMeta = {};
   const ctx: SourceContext = {
     libraryId: opts.libraryId ?? '/docs/test',
     version: opts.version ?? '',
@@ -36,6 +39,9 @@ export async function runSource(
     },
     progress(p) {
       progress.push({ ...p });
+    },
+    setLibraryMeta(m) {
+      for (const [k, v] of Object.entries(m)) if (v !== undefined) (meta as Record<string, unknown>)[k] = v;
     },
   };
   const documents: SourceDocument[] = [];
@@ -55,7 +61,7 @@ export async function runSource(
     seen.add(doc.path);
     documents.push(doc);
   }
-  return { documents, logs, progress };
+  return { documents, logs, progress, meta };
 }
 
 export interface TestLogLine {

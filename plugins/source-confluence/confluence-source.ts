@@ -73,6 +73,8 @@ export class ConfluenceSource implements Source {
     const scope = `space "${target.spaceKey}"${target.rootPageId ? ` below page ${target.rootPageId}` : ''}`;
 
     const space = await api.space();
+    // The library is named as its space is; a space is the organization's own documentation.
+    ctx.setLibraryMeta?.({ title: space.name || undefined, official: true });
     // Cloud cuts a subtree out of the whole space listing: bodies only for the pages in scope.
     const bodiesInListing = ctx.previous.size === 0 && !(target.deployment === 'cloud' && target.rootPageId);
     const listing = await api.listPages(space, bodiesInListing, this.options.maxPages);

@@ -83,6 +83,11 @@ export class GitRepo {
     return (await this.local(['rev-parse', 'HEAD'], 'rev-parse')).toString('utf8').trim();
   }
 
+  /** The committer date of the commit checked out (ISO 8601), or '' when git does not tell. */
+  async commitDate(): Promise<string> {
+    return (await this.local(['log', '-1', '--format=%cI', 'HEAD'], 'log')).toString('utf8').trim();
+  }
+
   /** Every regular file of the commit (symlinks and submodules left out), sorted by path. */
   async tree(): Promise<TreeEntry[]> {
     const out = (await this.local(['ls-tree', '-r', '-z', '--full-tree', 'HEAD'], 'ls-tree')).toString('utf8');

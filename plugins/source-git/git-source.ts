@@ -5,7 +5,7 @@
  * refresh skips (and does not even download) unchanged documents.
  */
 import { createHash } from 'node:crypto';
-import type { Logger, PreviousDocument, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
+import type { Fetch, LibraryMeta, Logger, PreviousDocument, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { DEFAULT_INCLUDE_LIMITS, gatherIncludes, includeWarning, type IncludeFiles } from '../../core/includes/expand.ts';
 import type { NetworkPolicy } from '../../core/net/address-policy.ts';
@@ -19,10 +19,14 @@ import { DEFAULT_GIT_OPTIONS, type GitSourceOptions } from './schema.ts';
 import { selectDocs, type SourceFormat } from './select.ts';
 import { compareVersionsDesc } from './versions.ts';
 import { RetryableError } from './retry.ts';
+import { markdownMeta } from '../../core/readme-meta.ts';
+import { fetchRepoStats } from './repo-stats.ts';
 
 export interface GitSourceDeps {
   policy: NetworkPolicy;
   logger?: Logger;
+  /** The kernel's guarded Fetch, for the platform API (stars); without it stars are not asked. */
+  fetch?: Fetch;
 }
 
 /** Versions a repository offers (for the library's `versions`). */
@@ -68,8 +72,21 @@ export class GitSource implements Source {
     ctx.signal.throwIfAborted();
     const spec = parseSpec(ctx.spec);
     const session = await openSession(spec, this.options, this.deps.policy, ctx.signal, ctx.log);
+    // Asked while the repository is read; awaited (and reported) at the end of the read.
+    const stats = this.deps.fetch
+      ? fetchRepoStats(this.deps.fetch, session.url, spec.token, {
+          githubApiUrl: this.options.githubApiUrl,
+          gitlabApiUrl: this.options.gitlabApiUrl,
+          timeoutMs: this.options.statsTimeoutMs,
+        }, ctx.signal, (m) => this.deps.logger?.debug(m, { libraryId: ctx.libraryId }))
+      : Promise.resolve(null);
     try {
-      yield* this.readSession(session, spec.branch, ctx, spec.folder);
+      const readme = yield* this.readSession(session, spec.branch, ctx, spec.folder);
+      const found = await stats;
+      if (found) {
+        const { description, ...rest } = found;
+        ctx.setLibraryMeta?.({ ...rest, ...(readme.description ? {} : { description }) });
+      }
     } finally {
       await session.close();
     }
@@ -104,26 +121,32 @@ export class GitSource implements Source {
     return out;
   }
 
-  private async *readSession(session: GitSession, branch: string | undefined, ctx: SourceContext, folder?: string): AsyncGenerator<SourceDocument> {
+  /** Reads the documents; returns the title and description it reported (from README / package.json). */
+  private async *readSession(session: GitSession, branch: string | undefined, ctx: SourceContext, folder?: string): AsyncGenerator<SourceDocument, LibraryMeta> {
     const { repo, url } = session;
     ctx.progress({ message: `listing refs of ${url.display}` });
     const refs = await session.retry(() => repo.listRefs());
     const ref = resolveRef(refs, ctx.version, branch, url.display);
     const refLabel = ref.kind === 'default' ? `default branch ${ref.name || '(HEAD)'}` : `${ref.kind} ${ref.name}`;
+    if (ref.name) ctx.setLibraryMeta?.({ branch: ref.name });
 
     if (this.sameCommit(ctx.previous, ref.commit)) {
+      const committedAt = ctx.previous.values().next().value?.meta.committedAt;
+      if (committedAt) ctx.setLibraryMeta?.({ updatedAt: committedAt });
       ctx.log('info', `${url.display} ${refLabel} is still at ${ref.commit.slice(0, 12)}: all ${ctx.previous.size} documents are unchanged`);
       for (const [path, prev] of [...ctx.previous].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         ctx.signal.throwIfAborted();
         yield { path, format: prev.meta.format ?? 'markdown', content: '', unchanged: true, hash: prev.hash, meta: prev.meta };
       }
-      return;
+      return {};
     }
 
     ctx.log('info', `cloning ${url.display} (${refLabel}, commit ${ref.commit.slice(0, 12)}): shallow, without blobs`);
     ctx.progress({ message: `cloning ${url.display}` });
     await session.retry(() => repo.clone(ref.kind === 'default' ? '' : ref.name));
     const commit = await repo.head();
+    const committedAt = await repo.commitDate().catch(() => '');
+    if (committedAt) ctx.setLibraryMeta?.({ updatedAt: committedAt });
     const tree = await repo.tree();
     const byPath = new Map(tree.map((e) => [e.path, e]));
     const config = await this.readConfig(session, tree);
@@ -166,6 +189,7 @@ export class GitSource implements Source {
     // Include directives name more files: fetch them in one more batch per nesting level.
     const included = new Map(texts);
     const lookup: IncludeFiles = { root: 'repository', exists: (p) => byPath.has(p), text: (p) => included.get(p) };
+    const named = await this.projectName(session, tree, texts, ctx);
     const pages = toRead.flatMap((f) => {
       const text = texts.get(f.path);
       return text === undefined ? [] : [{ path: f.path, format: f.format, text }];
@@ -184,13 +208,14 @@ export class GitSource implements Source {
       const prev = ctx.previous.get(f.path);
       if (unchanged.has(f.path) && prev) {
         yielded++;
-        yield { path: f.path, format: prev.meta.format ?? 'markdown', content: '', unchanged: true, hash: prev.hash, meta: { ...prev.meta, commit } };
+        yield { path: f.path, format: prev.meta.format ?? 'markdown', content: '', unchanged: true, hash: prev.hash, meta: { ...prev.meta, commit, ...(committedAt ? { committedAt } : {}) } };
         continue;
       }
       const text = texts.get(f.path);
       if (text === undefined) continue;
       const doc = this.convert(f.path, f.format, text, entry, commit, lookup, byPath, ctx);
       if (!doc) continue;
+      if (committedAt) doc.meta = { ...doc.meta, committedAt };
       doc.url = webUrlFor(url, ref.name, f.path);
       if (doc.url === undefined) delete doc.url;
       files++;
@@ -205,6 +230,34 @@ export class GitSource implements Source {
     }
     ctx.progress({ files, bytes, message: `read ${files} documents` });
     ctx.log('info', `read ${files} documents (${bytes} bytes)${unchanged.size ? `, ${unchanged.size} unchanged` : ''} from commit ${commit.slice(0, 12)}`);
+    return named;
+  }
+
+  /**
+   * The project's own name: the root README's first H1 and paragraph (when the README was read
+   * in this build), else the root package.json's `name` and `description`. Reported through
+   * `ctx.setLibraryMeta`; a README left unchanged since the last build leaves the library's
+   * title as the last build set it.
+   */
+  private async projectName(session: GitSession, tree: TreeEntry[], texts: Map<string, string>, ctx: SourceContext): Promise<LibraryMeta> {
+    const isReadme = (p: string) => /^readme\.(md|mdx|markdown)$/i.test(p);
+    const readme = [...texts.keys()].filter(isReadme).sort()[0];
+    const meta: LibraryMeta = readme ? markdownMeta(texts.get(readme)!) : {};
+    const readmeUnchanged = !readme && tree.some((e) => isReadme(e.path) && ctx.previous.has(e.path));
+    const pkg = tree.find((e) => e.path === 'package.json');
+    if (pkg && !readmeUnchanged && (!meta.title || !meta.description)) {
+      try {
+        await session.retry(() => session.repo.fetchBlobs([pkg.oid]));
+        const data = (await session.repo.readBlobs([pkg.oid], 1024 * 1024)).get(pkg.oid);
+        const json = JSON.parse(data?.toString('utf8') ?? '') as { name?: unknown; description?: unknown; private?: unknown };
+        if (!meta.title && typeof json.name === 'string') meta.title = json.name;
+        if (!meta.description && typeof json.description === 'string') meta.description = json.description;
+      } catch {
+        // Not JSON or not readable: the README (or nothing) names the project.
+      }
+    }
+    if (meta.title || meta.description) ctx.setLibraryMeta?.(meta);
+    return meta;
   }
 
   private convert(

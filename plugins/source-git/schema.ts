@@ -16,6 +16,12 @@ export interface GitSourceOptions {
   attempts: number;
   /** Delay before the second attempt, doubled for each further one. */
   retryDelayMs: number;
+  /** GitHub's API base URL for stars; '' is https://api.github.com (github.com repositories only). */
+  githubApiUrl: string;
+  /** GitLab's API base URL for stars; '' is https://<the repository's host>/api/v4. */
+  gitlabApiUrl: string;
+  /** Time limit of the stars request to the platform's API, in milliseconds; 0 turns it off. */
+  statsTimeoutMs: number;
 }
 
 export const DEFAULT_GIT_OPTIONS: GitSourceOptions = Object.freeze({
@@ -26,6 +32,9 @@ export const DEFAULT_GIT_OPTIONS: GitSourceOptions = Object.freeze({
   timeoutMs: 600_000,
   attempts: 3,
   retryDelayMs: 1000,
+  githubApiUrl: '',
+  gitlabApiUrl: '',
+  statsTimeoutMs: 5000,
 });
 
 export const gitOptionsSchema: JsonSchema = {
@@ -39,6 +48,9 @@ export const gitOptionsSchema: JsonSchema = {
     timeoutMs: { type: 'integer', minimum: 1000, default: DEFAULT_GIT_OPTIONS.timeoutMs, description: 'Time limit of one git command (clone, fetch), in milliseconds.' },
     attempts: { type: 'integer', minimum: 1, maximum: 10, default: DEFAULT_GIT_OPTIONS.attempts, description: 'Attempts of each network step before the job fails.' },
     retryDelayMs: { type: 'integer', minimum: 0, default: DEFAULT_GIT_OPTIONS.retryDelayMs, description: 'Delay before the second attempt, doubled for each further one.' },
+    githubApiUrl: { type: 'string', maxLength: 500, pattern: '^(https?://.+)?$', default: DEFAULT_GIT_OPTIONS.githubApiUrl, description: "GitHub API base URL for a repository's stars (GitHub Enterprise: https://host/api/v3). Empty: https://api.github.com, for github.com repositories only." },
+    gitlabApiUrl: { type: 'string', maxLength: 500, pattern: '^(https?://.+)?$', default: DEFAULT_GIT_OPTIONS.gitlabApiUrl, description: "GitLab API base URL for a repository's stars. Empty: https://<the repository's host>/api/v4." },
+    statsTimeoutMs: { type: 'integer', minimum: 0, maximum: 60000, default: DEFAULT_GIT_OPTIONS.statsTimeoutMs, description: "Time limit of the stars request to the platform's API, in milliseconds (0 turns it off). A failure only leaves the stars as they were." },
   },
 };
 

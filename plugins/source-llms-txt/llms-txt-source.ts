@@ -1,3 +1,4 @@
+import { markdownMeta, plainInline } from '../../core/readme-meta.ts';
 import type { Fetch, Logger, SourceContext, SourceDocument, Source } from '../../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { DEFAULT_NETWORK_POLICY, type NetworkPolicy } from '../../core/net/address-policy.ts';
@@ -137,6 +138,8 @@ export class LlmsTxtSource implements Source {
   ): AsyncGenerator<SourceDocument> {
     this.logSkippedLines(ctx, parsed, rootUrl);
     if (!parsed.title) ctx.log('warn', `${displayUrl(rootUrl)} has no H1 title; the format requires one (reading its links anyway)`);
+    // The project's own name (the H1) and its blockquote summary; a site's llms.txt is its own.
+    ctx.setLibraryMeta?.({ title: parsed.title || undefined, description: plainInline(parsed.summary) || undefined, official: true });
     const sections = parsed.sections.map((s) => `${s.name || '(before the first section)'} (${s.links.length})`).join(', ');
     ctx.log('info', `llms.txt "${parsed.title}": ${allListed.length} links in ${parsed.sections.length} sections: ${sections}`);
 
@@ -273,6 +276,9 @@ export class LlmsTxtSource implements Source {
       const n = parts.filter((p) => p.section.toLowerCase() === 'optional').length;
       if (n > 0) ctx.log('info', `Optional section: its ${n} documents are indexed and marked optional (meta optional=true)`);
     }
+    const head = markdownMeta(rootDoc);
+    const summary = /^>\s?(.+)$/m.exec(rootDoc)?.[1];
+    ctx.setLibraryMeta?.({ title: title || head.title, description: (summary && plainInline(summary)) || head.description, official: true });
     if (!rootDoc.trim()) rootDoc = `# ${title || rootPath}\n\n${parts.map((p) => `- ${p.title}${p.description ? `: ${p.description}` : ''}`).join('\n')}\n`;
 
     const taken = new Set<string>([rootPath]);

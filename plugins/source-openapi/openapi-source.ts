@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { markdownMeta } from '../../core/readme-meta.ts';
 import type { Fetch, Logger, PreviousDocument, RuntimeEnv, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { fetchSpec, readUploadedSpec, type LoadedSpec, type Validators } from './load-spec.ts';
@@ -112,6 +113,8 @@ export class OpenApiSource implements Source {
         `The spec ${loaded.location} has ${model.operationCount} operations, more than ${this.options.maxOperations} (option maxOperations). Split it, or ask the operator to raise maxOperations.`,
       );
     }
+    // The API's own name and summary: info.title, the first paragraph of info.description.
+    ctx.setLibraryMeta?.({ title: model.title || undefined, description: markdownMeta(model.description).description });
     const docs = renderApi(model, parsed.schemaNames, spec.url ? loaded.location : `the uploaded file ${loaded.location}`);
     ctx.log('info', `${parsed.version}: ${model.operationCount} operations in ${model.tags.length} tags, validated and rendered in ${Date.now() - started} ms`);
     const meta: Record<string, string> = {

@@ -185,6 +185,16 @@ export class NpmSource extends RegistrySource {
     } else {
       pkg = { ...manifest };
     }
+    // The package's own name and summary (package.json), as the registry published them.
+    const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v : undefined);
+    const published = doc.time?.[version] ?? (doc as { modified?: string }).modified;
+    ctx.setLibraryMeta?.({
+      title: text(pkg.name) ?? name,
+      description: text(pkg.description),
+      homepage: text(pkg.homepage),
+      official: true,
+      ...(published ? { updatedAt: published } : {}),
+    });
 
     let yielded = 0;
     let bytes = 0;

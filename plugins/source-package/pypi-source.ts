@@ -103,6 +103,14 @@ export class PypiSource extends RegistrySource {
     const picked = pickArchive(doc.urls ?? []);
     const digestHex = picked?.file.digests?.sha256?.toLowerCase() ?? '';
     const meta = { version, sha256: digestHex || 'none' };
+    const uploaded = (picked?.file as { upload_time_iso_8601?: string } | undefined)?.upload_time_iso_8601;
+    ctx.setLibraryMeta?.({
+      title: doc.info.name || name,
+      ...(doc.info.summary ? { description: doc.info.summary } : {}),
+      ...(doc.info.home_page ? { homepage: doc.info.home_page } : {}),
+      official: true,
+      ...(uploaded ? { updatedAt: uploaded } : {}),
+    });
     ctx.log('info', `PyPI ${name} ${version}${pinned ? ' (pinned)' : ''}: ${picked ? `${picked.kind} ${picked.file.filename ?? ''}` : 'no sdist or wheel, long description only'}`);
 
     if (allUnchanged(ctx, meta) && digestHex) {

@@ -1,5 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { basename, isAbsolute } from 'node:path';
+import { markdownMeta } from '../../core/readme-meta.ts';
 import type { Logger, Source, SourceContext, SourceDocument } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { planTar } from './archive-tar.ts';
@@ -113,6 +114,8 @@ export class UploadSource implements Source {
           size = data.length;
         }
         const expanded = await includes.expand({ path: doc.path, format: doc.format, text });
+        // The project's own name for itself: the root README's first H1 and paragraph.
+        if (/^readme\.(md|mdx|markdown)$/i.test(doc.path)) ctx.setLibraryMeta?.(markdownMeta(text));
         files += 1;
         bytes += size;
         yield { path: doc.path, format: doc.format, ...expanded };

@@ -90,6 +90,8 @@ export class Crawler {
       this.queue.push({ url: startKey, depth: 0 });
       const first = await this.fetchItem(this.queue[0], true);
       if (first.kind === 'skip') throw this.startError(first);
+      // The library is named as the start page names its site.
+      if (first.kind === 'page' && first.page.site) ctx.setLibraryMeta?.({ title: first.page.site.name, description: first.page.site.description });
       if (first.kind === 'page' && first.finalUrl !== startKey) await this.rebase(new URL(first.finalUrl));
       if (settings.sitemap) await this.readSitemaps();
 

@@ -19,6 +19,12 @@ export interface ExtractedPage {
   /** `<meta name=robots>` says noindex / nofollow. */
   noindex: boolean;
   nofollow: boolean;
+  /**
+   * The site's name for itself: `og:site_name`, else the site part of `<title>` (the last part
+   * after a " | ", " – ", " — " or " · ", or the whole title); and its summary (`<meta
+   * name=description>` or `og:description`). Absent for pages that are not HTML.
+   */
+  site?: { name?: string; description?: string };
 }
 
 const MAIN_SELECTORS = [
@@ -165,6 +171,14 @@ function prepareContent(main: Element, pageUrl: string): void {
   }
 }
 
+function siteOf(doc: Document): ExtractedPage['site'] {
+  const meta = (sel: string) => (doc.querySelector(sel)?.getAttribute('content') ?? '').replace(/\s+/g, ' ').trim();
+  const title = (doc.title ?? '').replace(/\s+/g, ' ').trim();
+  const name = meta('meta[property="og:site_name" i]') || title.split(/\s+[|–—·]\s+/).pop()!.trim();
+  const description = meta('meta[name="description" i]') || meta('meta[property="og:description" i]');
+  return { ...(name ? { name } : {}), ...(description ? { description } : {}) };
+}
+
 function titleOf(doc: Document, main: Element): string {
   const h1 = main.querySelector('h1') ?? doc.querySelector('h1');
   const fromH1 = (h1?.textContent ?? '').replace(/\s+/g, ' ').replace(/[#¶§]\s*$/u, '').trim();
@@ -187,6 +201,7 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
         canonical = null;
       }
     }
+    const site = siteOf(doc);
     const links: string[] = [];
     for (const a of doc.querySelectorAll('a[href]')) {
       if (/\bnofollow\b/i.test(a.getAttribute('rel') ?? '')) continue;
@@ -209,6 +224,7 @@ export function extractPage(html: string, pageUrl: string): ExtractedPage {
       canonical,
       noindex: /\b(noindex|none)\b/.test(robots),
       nofollow: /\b(nofollow|none)\b/.test(robots),
+      site,
     };
   } finally {
     dom.window.close();

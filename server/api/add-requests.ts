@@ -63,27 +63,30 @@ function repoUrl(params: Params, provider: string): { url: string; provider: str
 /** Validates an add body for a route and maps it to a source kind and spec. */
 export function parseAddRequest(route: AddRoute, rawBody: unknown): AddRequest {
   const body = objectBody(rawBody);
+  // The library's title when the user gives one; else the source's own name for the project.
+  const title = optionalString(body, 'libraryTitle', 200)?.trim() || undefined;
+  const withTitle = (req: AddRequest): AddRequest => (title && !req.title ? { ...req, title } : req);
   if (route.startsWith('repo/')) {
     const provider = route.slice('repo/'.length);
-    onlyFields(body, ['docsRepoUrl', 'gitToken', 'branch', 'private', 'skipVersionFiltering', 'generateDocs']);
+    onlyFields(body, ['docsRepoUrl', 'gitToken', 'branch', 'private', 'skipVersionFiltering', 'generateDocs', 'libraryTitle']);
     const repo = repoUrl(body, provider);
     const token = optionalString(body, 'gitToken', 1000);
     const branch = optionalString(body, 'branch', 250);
     if (branch !== undefined && !/^[A-Za-z0-9._\/-]+$/.test(branch)) throw new RefdeskError('invalid_request', 'Parameter "branch" may contain only letters, digits, ".", "_", "-" and "/".');
-    return { kind: 'git', spec: { url: repo.url, provider: repo.provider, ...(branch ? { branch } : {}), ...(token ? { token } : {}) } };
+    return withTitle({ kind: 'git', spec: { url: repo.url, provider: repo.provider, ...(branch ? { branch } : {}), ...(token ? { token } : {}) } });
   }
   switch (route) {
     case 'openapi':
-      onlyFields(body, ['openApiUrl']);
-      return { kind: 'openapi', spec: { url: httpUrl(body, 'openApiUrl') } };
+      onlyFields(body, ['openApiUrl', 'libraryTitle']);
+      return withTitle({ kind: 'openapi', spec: { url: httpUrl(body, 'openApiUrl') } });
     case 'llmstxt':
-      onlyFields(body, ['llmstxtUrl']);
-      return { kind: 'llmstxt', spec: { url: httpUrl(body, 'llmstxtUrl') } };
+      onlyFields(body, ['llmstxtUrl', 'libraryTitle']);
+      return withTitle({ kind: 'llmstxt', spec: { url: httpUrl(body, 'llmstxtUrl') } });
     case 'website':
-      onlyFields(body, ['websiteUrl', 'websiteBaseUrl']);
-      return { kind: 'website', spec: { url: httpUrl(body, 'websiteUrl') } };
+      onlyFields(body, ['websiteUrl', 'websiteBaseUrl', 'libraryTitle']);
+      return withTitle({ kind: 'website', spec: { url: httpUrl(body, 'websiteUrl') } });
     case 'confluence': {
-      onlyFields(body, ['siteUrl', 'spaceKey', 'rootPageId', 'deployment', 'email', 'apiToken', 'personalAccessToken', 'cloudId', 'spaceName', 'pageIds', 'title', 'description', 'projectId']);
+      onlyFields(body, ['siteUrl', 'spaceKey', 'rootPageId', 'deployment', 'email', 'apiToken', 'personalAccessToken', 'cloudId', 'spaceName', 'pageIds', 'title', 'description', 'projectId', 'libraryTitle']);
       const siteUrl = httpUrl(body, 'siteUrl');
       const spaceKey = requiredString(body, 'spaceKey', 255);
       if (!/^[A-Za-z0-9~_-]+$/.test(spaceKey)) throw new RefdeskError('invalid_request', 'Parameter "spaceKey" may contain only letters, digits, "~", "_" and "-".');
@@ -97,7 +100,7 @@ export function parseAddRequest(route: AddRoute, rawBody: unknown): AddRequest {
         if (deployment !== 'cloud' && deployment !== 'server') throw new RefdeskError('invalid_request', 'Parameter "deployment" must be "cloud" or "server".');
         spec.deployment = deployment;
       }
-      return { kind: 'confluence', spec, title: optionalString(body, 'title', 200) ?? optionalString(body, 'spaceName', 200), description: optionalString(body, 'description', 2000) };
+      return withTitle({ kind: 'confluence', spec, title: optionalString(body, 'title', 200) ?? optionalString(body, 'spaceName', 200), description: optionalString(body, 'description', 2000) });
     }
     default:
       throw new RefdeskError('invalid_request', `Unknown add endpoint "${String(route)}".`);

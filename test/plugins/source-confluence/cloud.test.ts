@@ -66,6 +66,11 @@ describe('Confluence Cloud (REST v2)', () => {
     assert.match(logs.at(-1)!.message, /read 15 pages of space "ENG" \(cloud\): 15 converted, 0 unchanged, 4 requests/);
   });
 
+  test('the library is named as its space is', async () => {
+    const { meta } = await runSource(makeSource(), spec);
+    assert.equal(meta.title, 'Engineering');
+  });
+
   test('wrong credentials fail with a clear error that holds no secret', async () => {
     const e = await rejection(runSource(makeSource(), { ...spec, apiToken: 'ATATT3x-wrong-token-99' }));
     assert.equal(e.code, 'unauthorized');

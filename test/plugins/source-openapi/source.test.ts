@@ -68,6 +68,12 @@ describe('source-openapi: reading specs', () => {
     }
   });
 
+  test("the library is named by the spec's info.title and info.description", async () => {
+    const { meta } = await runSource(makeSource(data.dataDir), { url: `${server.base}/todo/swagger.json` });
+    assert.equal(meta.title, 'Todo API');
+    assert.equal(meta.description, 'Keeps a list of things to do.');
+  });
+
   test('Swagger 2.0: host + basePath, body and formData parameters, basic and apiKey auth', async () => {
     const { documents } = await runSource(makeSource(data.dataDir), { url: `${server.base}/todo/swagger.json` });
     const code = codeSnippets(documents);

@@ -68,6 +68,10 @@ export async function startNpmRegistry(
 
 export interface PypiReleaseInput {
   description?: string;
+  /** `info.name` as the project spells it (default: the normalized name). */
+  displayName?: string;
+  /** `info.summary` (default 'A project'). */
+  summary?: string;
   contentType?: string | null;
   sdist?: Record<string, string>;
   wheel?: Record<string, string>;
@@ -114,7 +118,7 @@ export async function startPypiIndex(t: TestContext | undefined, projects: Recor
       res,
       200,
       JSON.stringify({
-        info: { name: m[1], version, summary: 'A project', description: r.description ?? '', description_content_type: r.contentType ?? null },
+        info: { name: r.displayName ?? m[1], version, summary: r.summary ?? 'A project', description: r.description ?? '', description_content_type: r.contentType ?? null },
         urls: releases[version],
         releases,
       }),

@@ -25,6 +25,10 @@ describe('crawling a documentation site on 127.0.0.1', { skip: hasCorpora ? fals
   });
   after(() => site.close());
 
+  test("the library is named as the start page names its site (the site part of its <title>)", () => {
+    assert.equal(first.meta.title, 'Hono Test Site');
+  });
+
   test('every page of the site is read once, at the path of its URL, including one only the sitemap lists', () => {
     const expected = ['docs/index', ...PAGES.map((p) => `docs/${p}`), `docs/${SITEMAP_ONLY}`, 'docs/languages'].sort();
     assert.deepEqual([...docs.keys()].sort(), expected);
