@@ -85,7 +85,7 @@ describe('refdesk mcp against a running Refdesk server', { timeout: 300_000 }, (
         assert.match(s.stderr(), /Refdesk MCP server on stdio, answering from the Refdesk server running on/);
       });
 
-      toolBehaviourTests(() => s.client, { trust: /^- Trust: Not rated$/m });
+      toolBehaviourTests(() => s.client, { trust: /^- Trust: (Low|Medium|High)$/m });
     });
   }
 

@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,13 +79,16 @@ describe('Confluence through the kernel', () => {
     const stored = await kernel.store.getLibrary(library.id);
     assert.match(String(stored!.source.spec.apiToken), /^rdk-secret:v1:/);
     await kernel.close(); // flushes the database file
-    const dataFiles = readdirSync(join(dir, 'data'));
-    const sqlite = dataFiles.find((f) => f.endsWith('.sqlite'));
-    assert.ok(sqlite, `a database file in ${dataFiles.join(', ')}`);
-    const bytes = readFileSync(join(dir, 'data', sqlite));
-    assert.ok(bytes.length > 0);
-    assert.equal(bytes.indexOf(API_TOKEN), -1, 'the API token is not in the database in clear');
-    assert.equal(bytes.indexOf(Buffer.from(`${EMAIL}:${API_TOKEN}`).toString('base64')), -1);
-    assert.ok(bytes.indexOf('Bearer tokens') >= 0, 'the snippets themselves are stored');
+    // Every file of the data directory (the database, index segments, ...): no token in clear.
+    const dataFiles = (readdirSync(join(dir, 'data'), { recursive: true }) as string[]).filter((f) => statSync(join(dir, 'data', f)).isFile());
+    assert.ok(dataFiles.some((f) => f.endsWith('.sqlite')), `a database file in ${dataFiles.join(', ')}`);
+    let snippetsSeen = false;
+    for (const f of dataFiles) {
+      const bytes = readFileSync(join(dir, 'data', f));
+      assert.equal(bytes.indexOf(API_TOKEN), -1, `the API token is not in ${f} in clear`);
+      assert.equal(bytes.indexOf(Buffer.from(`${EMAIL}:${API_TOKEN}`).toString('base64')), -1, f);
+      if (bytes.indexOf('Bearer tokens') >= 0) snippetsSeen = true;
+    }
+    assert.ok(snippetsSeen, 'the snippets themselves are stored (in an index segment)');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -165,7 +165,8 @@ describe('a git library through the kernel', () => {
     assert.match(String(lib?.source.spec.token), /^rdk-secret:v1:/);
     await kernel.close();
     const dataDir = join(dir, 'data');
-    for (const f of readdirSync(dataDir)) {
+    for (const f of readdirSync(dataDir, { recursive: true }) as string[]) {
+      if (!statSync(join(dataDir, f)).isFile()) continue;
       const bytes = readFileSync(join(dataDir, f));
       assert.ok(!bytes.includes(TOKEN), `${f} holds the token in clear`);
       assert.ok(!bytes.includes(Buffer.from(TOKEN, 'utf16le')), `${f} holds the token in UTF-16`);
