@@ -13,6 +13,7 @@ import { validate } from './validate.ts';
 import { openSpec, sealSpec, secretFields } from './secrets.ts';
 import { redactFields, redactGeneric, specRedactor, type Redactor } from './redact.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
+import { timeSlicer } from './yield-loop.ts';
 import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 
@@ -191,6 +192,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     let batch: Snippet[] = [];
     let totalTokens = 0;
     const libraryMeta: LibraryMeta = {};
+    // Reading and chunking are synchronous work between awaits: give the event loop back every few
+    // milliseconds so that a server keeps answering while it ingests.
+    const pause = timeSlicer();
     for await (const doc of entry.source.read({
       libraryId: job.libraryId,
       version: job.version,
@@ -208,6 +212,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         report();
       },
     })) {
+      await pause();
       signal.throwIfAborted();
       if (seenPaths.has(doc.path)) {
         log('warn', `skipped ${doc.path}: the source gave this path twice`);
@@ -253,6 +258,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         documents = [];
       }
       report();
+      await pause();
     }
     if (batch.length > 0) await store.addSnippets(buildId, batch);
     if (documents.length > 0) await store.addDocuments(buildId, documents);

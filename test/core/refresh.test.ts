@@ -132,3 +132,25 @@ export default definePlugin({
     }),
   ],
 });
+
+test('a long read gives the event loop back: timers run while the documents are still being read', async () => {
+  pages.clear();
+  markUnchanged = false;
+  const total = 1500;
+  const body = Array.from({ length: 12 }, (_, i) => `## Part ${i}\n\nThe widget part ${i} explains routers, middleware and errors at some length.\n\n\`\`\`js\nwidget.part(${i});\n\`\`\`\n`).join('\n');
+  for (let i = 0; i < total; i++) pages.set(`p${i}.md`, { content: `# Page ${i}\n\n${body}`, etag: `e${i}` });
+  // The source yields documents it already holds (no I/O between them): only the kernel's own
+  // yielding lets a timer run before the read is over.
+  const job = await addLibrary(kernel, { source: 'scripted', name: 'long-read', spec: {} });
+  let files = 0;
+  const progressAtTicks: number[] = [];
+  const tick = setInterval(() => progressAtTicks.push(files), 1);
+  const done = await runIngestJob(kernel, job.job.id, { onProgress: (p) => (files = p.files) });
+  clearInterval(tick);
+  pages.clear();
+  assert.equal(done.state, 'succeeded');
+  assert.ok(
+    progressAtTicks.some((f) => f > 0 && f < total),
+    `a timer ran while the ${total} documents were read (files seen at each tick: ${[...new Set(progressAtTicks)].slice(0, 10).join(', ')})`,
+  );
+});
