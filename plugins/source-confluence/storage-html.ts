@@ -10,7 +10,11 @@
  * body that is not well-formed is parsed as HTML instead, after its CDATA sections and
  * self-closing tags were made HTML-safe.
  */
-import { JSDOM } from 'jsdom';
+import type { JSDOM } from 'jsdom';
+import { lazyModule } from '../../core/lazy-module.ts';
+
+/** jsdom, loaded at the first page converted (importing it costs about 0.8 s of CPU at start). */
+const jsdom = lazyModule<typeof import('jsdom')>('jsdom');
 
 /** What the converter needs to know about the page and its space. */
 export interface StorageContext {
@@ -41,7 +45,7 @@ const XML_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos']);
 let shared: { window: JSDOM['window']; parser: InstanceType<JSDOM['window']['DOMParser']> } | null = null;
 function dom(): NonNullable<typeof shared> {
   if (!shared) {
-    const { window } = new JSDOM('');
+    const { window } = new (jsdom().JSDOM)('');
     shared = { window, parser: new window.DOMParser() };
   }
   return shared;

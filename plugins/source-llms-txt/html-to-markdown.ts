@@ -3,7 +3,11 @@
  * `<article>` element when there is one, else the body without navigation, scripts and styles)
  * and turn it into markdown with turndown.
  */
-import { JSDOM } from 'jsdom';
+import type { JSDOM } from 'jsdom';
+import { lazyModule } from '../../core/lazy-module.ts';
+
+/** jsdom, loaded at the first page converted (importing it costs about 0.8 s of CPU at start). */
+const jsdom = lazyModule<typeof import('jsdom')>('jsdom');
 import TurndownService from 'turndown';
 
 const DROP = 'script, style, noscript, template, nav, header, footer, aside, iframe, svg, form, [role="navigation"], [aria-hidden="true"]';
@@ -29,7 +33,7 @@ function turndown(): TurndownService {
 
 /** The page's title (`<title>` or first `<h1>`) and its main content as markdown. */
 export function htmlToMarkdown(html: string, url: string): { title: string; markdown: string } {
-  const dom = new JSDOM(html, { url });
+  const dom = new (jsdom().JSDOM)(html, { url });
   try {
     const doc = dom.window.document;
     const title = (doc.querySelector('h1')?.textContent ?? doc.title ?? '').replace(/\s+/g, ' ').trim();

@@ -4,7 +4,11 @@
  * headers, footers, tables of contents, cookie banners, "edit this page" links, scripts and
  * styles), converted to markdown.
  */
-import { JSDOM } from 'jsdom';
+import type { JSDOM } from 'jsdom';
+import { lazyModule } from '../../core/lazy-module.ts';
+
+/** jsdom, loaded at the first page converted (importing it costs about 0.8 s of CPU at start). */
+const jsdom = lazyModule<typeof import('jsdom')>('jsdom');
 import { ANCHOR_ATTR, htmlToMarkdown } from './to-markdown.ts';
 import { codeLanguage } from './code-language.ts';
 
@@ -188,7 +192,7 @@ function titleOf(doc: Document, main: Element): string {
 
 /** Extracts one HTML page fetched from `pageUrl`. */
 export function extractPage(html: string, pageUrl: string): ExtractedPage {
-  const dom = new JSDOM(html, { url: pageUrl });
+  const dom = new (jsdom().JSDOM)(html, { url: pageUrl });
   try {
     const doc = dom.window.document;
     const robots = [...doc.querySelectorAll('meta[name="robots" i]')].map((m) => (m.getAttribute('content') ?? '').toLowerCase()).join(',');
