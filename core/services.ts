@@ -49,6 +49,11 @@ export function createConsoleLogger(
     const safeFields = fields ? redactFields(fields) : undefined;
     sink(text ? formatTextLogLine(level, safeMessage, safeFields, options.omitFields) : JSON.stringify({ at: new Date().toISOString(), level, message: safeMessage, ...safeFields }));
   };
+  return loggerFrom(log);
+}
+
+/** A Logger whose level methods all go through one `log` function. */
+export function loggerFrom(log: Logger['log']): Logger {
   return {
     log,
     debug: (m, f) => log('debug', m, f),

@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 // Only light modules are imported up front: the kernel, the store and the server are imported by
 // the commands that use them, so `refdesk --help` starts in a fraction of the time.
 import type { Kernel } from '../core/kernel.ts';
-import { createConsoleLogger } from '../core/services.ts';
+import { createConsoleLogger, loggerFrom } from '../core/services.ts';
 import type { Logger, LogLevel } from '../core/contracts.ts';
 import { StatusLine, WarningSummary } from './cli-output.ts';
 import { RefdeskError } from '../core/errors.ts';
@@ -70,13 +70,7 @@ function cliLogger(settings: ProcessSettings, status?: StatusLine, summary?: War
     summary.add(level, message);
     base.log(level, message, fields);
   };
-  return {
-    log,
-    debug: (m, f) => log('debug', m, f),
-    info: (m, f) => log('info', m, f),
-    warn: (m, f) => log('warn', m, f),
-    error: (m, f) => log('error', m, f),
-  };
+  return loggerFrom(log);
 }
 
 async function openKernel(settings: ProcessSettings, mode: RuntimeEnv['mode'], logger: Logger = cliLogger(settings)): Promise<Kernel> {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger, RuntimeEnv } from '../../../core/contracts.ts';
 import { EmbeddedStore, type EmbeddedStoreOptions } from '../../../plugins/store-embedded/embedded-store.ts';
+import { loggerFrom } from '../../../core/services.ts';
 
 export interface LogEntry {
   level: string;
@@ -14,14 +15,7 @@ export interface LogEntry {
 /** A logger that records what it is told. */
 export function memoryLogger(entries: LogEntry[] = []): Logger & { entries: LogEntry[] } {
   const log = (level: string, message: string, fields?: Record<string, unknown>) => void entries.push({ level, message, fields });
-  return {
-    entries,
-    log: (level, message, fields) => log(level, message, fields),
-    debug: (m, f) => log('debug', m, f),
-    info: (m, f) => log('info', m, f),
-    warn: (m, f) => log('warn', m, f),
-    error: (m, f) => log('error', m, f),
-  };
+  return { entries, ...loggerFrom(log) };
 }
 
 export const realClock = { now: () => new Date() };
