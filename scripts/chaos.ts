@@ -16,7 +16,7 @@
  *
  * Prints one JSON object; exits 1 when any check fails.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { packForUpload } from '../server/pack.ts';
 import { loadSqlJs } from '../plugins/store-embedded/sqlite.ts';
+import { launchServer } from './bench/server-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -75,30 +76,8 @@ interface Server {
 }
 
 async function startServer(dataDir: string): Promise<Server> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'refdesk.js'), 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += String(d)));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`the server did not start within 60 s: ${stderr.slice(-2000)}`)), 60_000);
-    child.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = out.match(/listening on port (\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited (${code ?? signal}) before listening: ${stderr.slice(-2000)}`));
-    });
-  });
-  return { child, base: `http://127.0.0.1:${port}`, stderr: () => stderr };
+  const { child, baseUrl, stderr } = await launchServer(ROOT, dataDir, [join(ROOT, 'bin', 'refdesk.js'), 'serve']);
+  return { child, base: baseUrl, stderr };
 }
 
 function exited(child: ChildProcess): Promise<void> {

@@ -7,9 +7,19 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Spawns `server/main.ts` on 127.0.0.1 with a free port; resolves once it listens. */
-export async function startServer(root: string, dataDir: string): Promise<RunningServer> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'server', 'main.ts')], {
+/** A server process that has started listening: the child, its base URL and what it wrote to stderr. */
+export interface LaunchedServer {
+  child: ChildProcess;
+  baseUrl: string;
+  stderr(): string;
+}
+
+/**
+ * Spawns a Refdesk server process (`args` after node, e.g. `bin/refdesk.js serve`) on 127.0.0.1
+ * with a free port and the given data directory; resolves once it says which port it listens on.
+ */
+export async function launchServer(root: string, dataDir: string, args: string[]): Promise<LaunchedServer> {
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -27,13 +37,19 @@ export async function startServer(root: string, dataDir: string): Promise<Runnin
         resolve(Number(m[1]));
       }
     });
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      reject(new Error(`the server exited with code ${code}: ${stderr.slice(-2000)}`));
+      reject(new Error(`the server exited (${code ?? signal}) before listening: ${stderr.slice(-2000)}`));
     });
   });
+  return { child, baseUrl: `http://127.0.0.1:${port}`, stderr: () => stderr };
+}
+
+/** Spawns `server/main.ts` on 127.0.0.1 with a free port; resolves once it listens. */
+export async function startServer(root: string, dataDir: string): Promise<RunningServer> {
+  const { child, baseUrl } = await launchServer(root, dataDir, ['--import', 'tsx', join(root, 'server', 'main.ts')]);
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
