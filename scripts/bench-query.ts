@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { PYTHON_QUESTIONS } from './bench/python-questions.ts';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createKernel } from '../core/kernel.ts';
@@ -26,39 +27,6 @@ const corporaDir = resolve(values.corpora!);
 const rounds = Number(values.rounds);
 const manifest = JSON.parse(readFileSync(join(corporaDir, 'MANIFEST.json'), 'utf8')) as { corpora: Array<{ name: string; bytes: number }> };
 
-// Questions for the largest corpus (the Python 3.9 library reference), written for this benchmark.
-const PYTHON_QUESTIONS = [
-  'how do I run coroutines concurrently with asyncio.gather',
-  'parse command line arguments with subcommands argparse',
-  'read a csv file with DictReader',
-  'json.dumps pretty print with indent and sort keys',
-  'difference between subprocess.run and Popen',
-  'how to use functools.lru_cache',
-  'datetime strftime format codes',
-  'pathlib glob recursive files',
-  'logging basicConfig format and level',
-  'collections.defaultdict example',
-  're.sub with a function as replacement',
-  'threading Lock context manager',
-  'unittest mock patch object',
-  'itertools groupby consecutive keys',
-  'dataclasses field default_factory',
-  'typing TypedDict total=False',
-  'os.environ get default value',
-  'shutil copytree ignore patterns',
-  'socket create_connection timeout',
-  'contextlib contextmanager decorator',
-  'heapq nlargest with key',
-  'zipfile extract all members',
-  'sqlite3 executemany parameters',
-  'hashlib sha256 hexdigest of a file',
-  'enum auto values',
-  'asyncio wait_for timeout cancel',
-  'urllib.parse urlencode query string',
-  'struct pack little endian',
-  'tempfile NamedTemporaryFile delete',
-  'pickle protocol highest',
-];
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);

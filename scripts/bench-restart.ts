@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
+import { PYTHON_QUESTIONS } from './bench/python-questions.ts';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createKernel } from '../core/kernel.ts';
@@ -34,28 +35,8 @@ const dataDir = resolve(values.data);
 const corporaDir = resolve(values.corpora!);
 const manifest = JSON.parse(readFileSync(join(corporaDir, 'MANIFEST.json'), 'utf8')) as { corpora: Array<{ name: string }> };
 
-const QUESTIONS = [
-  'how do I run coroutines concurrently with asyncio.gather',
-  'parse command line arguments with subcommands argparse',
-  'read a csv file with DictReader',
-  'json.dumps pretty print with indent and sort keys',
-  'difference between subprocess.run and Popen',
-  'how to use functools.lru_cache',
-  'datetime strftime format codes',
-  'pathlib glob recursive files',
-  'logging basicConfig format and level',
-  'collections.defaultdict example',
-  're.sub with a function as replacement',
-  'threading Lock context manager',
-  'unittest mock patch object',
-  'itertools groupby consecutive keys',
-  'dataclasses field default_factory',
-  'typing TypedDict total=False',
-  'os.environ get default value',
-  'shutil copytree ignore patterns',
-  'socket create_connection timeout',
-  'contextlib contextmanager decorator',
-];
+/** The first 20 of bench:query's questions on the python corpus. */
+const QUESTIONS = PYTHON_QUESTIONS.slice(0, 20);
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
