@@ -26,7 +26,14 @@ export type ErrorCode =
   | 'processing_timeout'
   | 'build_failed'
   | 'library_busy'
-  | 'upload_required';
+  | 'upload_required'
+  | 'license_expired'
+  | 'license_invalid'
+  | 'csrf_failed'
+  | 'credentials_change_required'
+  | 'login_locked'
+  | 'forbidden_host'
+  | 'not_found';
 
 const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -62,6 +69,20 @@ const STATUS: Record<ErrorCode, number> = {
   library_busy: 409,
   /** The library was built from an uploaded file that is no longer kept: upload it again. */
   upload_required: 409,
+  /** The licence has expired: reading and deleting still work; adding, parsing, refresh and policy changes do not. */
+  license_expired: 403,
+  /** The licence key is missing, malformed, tampered with or signed by an untrusted issuer. */
+  license_invalid: 403,
+  /** A cookie-authenticated state change without the session's CSRF token or from another origin. */
+  csrf_failed: 403,
+  /** Signed in with the factory credentials: only changing them is allowed. */
+  credentials_change_required: 403,
+  /** Too many failed sign-ins for this account and address: try again later (Retry-After). */
+  login_locked: 429,
+  /** The Host header is not one of the server's allowed hosts (DNS rebinding guard). */
+  forbidden_host: 403,
+  /** No such resource (job, key, session, ...). */
+  not_found: 404,
 };
 
 export class RefdeskError extends Error {

@@ -26,3 +26,15 @@ export async function getPolicy(store: Store): Promise<Policy> {
 export async function setPolicy(store: Store, policy: Policy): Promise<void> {
   await store.setSetting(POLICY_SETTING, policy);
 }
+
+/** What the operator may open to anonymous callers (each Off by default). */
+export const ANONYMOUS_PERMISSIONS = ['parse', 'refresh', 'delete', 'supportBundle'] as const;
+export type AnonymousPermission = (typeof ANONYMOUS_PERMISSIONS)[number];
+export const ANONYMOUS_SETTING = 'anonymous';
+
+/** The anonymous permissions as stored (setting `anonymous`), every one false unless set true. */
+export async function getAnonymousPermissions(store: Store): Promise<Record<AnonymousPermission, boolean>> {
+  const raw = await store.getSetting(ANONYMOUS_SETTING);
+  const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  return Object.fromEntries(ANONYMOUS_PERMISSIONS.map((p) => [p, obj[p] === true])) as Record<AnonymousPermission, boolean>;
+}

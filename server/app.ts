@@ -14,6 +14,7 @@ import { ServiceBackend } from './mcp/service-backend.ts';
 import { createApiService, type ApiService } from './api/service.ts';
 import { publicApiMiddleware } from './public-api.ts';
 import { parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
+import { Access, type AccessOptions } from './access.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -24,6 +25,8 @@ export interface AppOptions {
    * main.ts); added to the config's `server.allowedHosts`. Used by /mcp's Origin check.
    */
   allowedHosts?: readonly AllowedHost[];
+  /** Sessions and licence for the operator's routes (server/access.ts). */
+  access?: AccessOptions;
 }
 
 export interface RefdeskApp {
@@ -31,6 +34,8 @@ export interface RefdeskApp {
   jobs: JobRunner;
   /** The public API as plain functions (for in-process callers such as the MCP endpoint). */
   service: ApiService;
+  /** Who may do what on the operator's routes. */
+  access: Access;
 }
 
 /** Errors of a client's connection or framing (reset, aborted, malformed HTTP), not of the server. */
@@ -45,6 +50,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   app.proxy = false;
   const jobs = new JobRunner(kernel);
   const service = createApiService(kernel, jobs);
+  const access = new Access(kernel.store, service, options.access);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   app.use(errorMiddleware(kernel.logger));
   // Koa reports here what no middleware can catch: failures of the connection after the handler
@@ -79,14 +85,14 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   for (const router of [
     searchRoutes(service),
     contextRoutes(service),
-    policyRoutes(service),
+    policyRoutes(service, access),
     addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }),
     refreshRoutes(service),
     openApiRoutes(),
-    adminRoutes(kernel, jobs, service, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
+    adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, jobs, service };
+  return { app, jobs, service, access };
 }

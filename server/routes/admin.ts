@@ -15,6 +15,7 @@ import { readJsonBody, saveBody } from '../body.ts';
 import { objectBody, onlyFields, optionalString, requiredString as requiredField } from '../api/params.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
 import type { ApiKeyRole } from '../../core/contracts.ts';
+import type { Access } from '../access.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -22,7 +23,7 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
  * Operator routes. Until API keys exist they answer only requests from this machine
  * (loopback), which is how the `refdesk` CLI talks to a running server.
  */
-export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService, opts: { maxUploadBytes: number }): Router {
+export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService, access: Access, opts: { maxUploadBytes: number }): Router {
   const r = newRouter('/api/admin');
   r.use(async (ctx: Context, next: Next) => {
     if (!LOOPBACK.has(ctx.request.socket.remoteAddress ?? '')) {
