@@ -34,6 +34,7 @@ import { parseArgs } from 'node:util';
 import Koa from 'koa';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { create as createTar } from 'tar';
+import { throwawayLicenceEnv } from '../server/licence-throwaway.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'refdesk.js');
@@ -147,8 +148,11 @@ function benchQuestions(c: Corpus): string[] {
 // Processes
 // ---------------------------------------------------------------------------------------------
 
+/** A licence from a throwaway local issuer, for every server this benchmark starts. */
+const LICENCE = throwawayLicenceEnv('Refdesk benchmark', { existingIssuerKeys: process.env.LICENSE_ISSUER_KEYS });
+
 function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1', REFDESK_SHOW_RUNTIME: '1', ...extra };
+  const e: NodeJS.ProcessEnv = { ...process.env, ...LICENCE, DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1', REFDESK_SHOW_RUNTIME: '1', ...extra };
   delete e.NODE_TEST_CONTEXT;
   return e;
 }

@@ -16,6 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import { throwawayLicenceEnv } from '../server/licence-throwaway.ts';
 import { Dice, generateRequest, listRoutes, prng, type FuzzContext, type FuzzRequest } from './fuzz/requests.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -137,7 +138,9 @@ async function jsonCall(port: number, method: string, path: string, body: unknow
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'refdesk-fuzz-'));
   const dataDir = join(work, 'data');
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', REFDESK_CONFIG: writeConfig(work), NODE_NO_WARNINGS: '1' };
+  // A licence from a throwaway local issuer (no vendor key needed to fuzz).
+  const licence = throwawayLicenceEnv('Refdesk fuzz', { existingIssuerKeys: process.env.LICENSE_ISSUER_KEYS });
+  const env: NodeJS.ProcessEnv = { ...process.env, ...licence, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', REFDESK_CONFIG: writeConfig(work), NODE_NO_WARNINGS: '1' };
   delete env.NODE_TEST_CONTEXT;
   const libraryId = '/docs/fuzzlib';
   const added = spawnSync(process.execPath, [BIN, 'add', writeLibrary(work), '--name', 'fuzzlib'], { cwd: ROOT, env, encoding: 'utf8', timeout: 120_000 });

@@ -8,6 +8,8 @@ import { addRoutes } from './routes/add.ts';
 import { refreshRoutes } from './routes/refresh.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { licenceRoutes } from './routes/licence.ts';
+import { readyRoutes } from './routes/ready.ts';
 import { JobRunner } from './job-runner.ts';
 import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
 import { ServiceBackend } from './mcp/service-backend.ts';
@@ -86,10 +88,12 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     searchRoutes(service),
     contextRoutes(service),
     policyRoutes(service, access),
-    addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }),
-    refreshRoutes(service),
+    addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes, access }),
+    refreshRoutes(service, access),
     openApiRoutes(),
     adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
+    licenceRoutes(access, options.access?.licence),
+    readyRoutes(options.access?.licence),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -49,10 +49,14 @@ Commands:
   settings [set mcp.requireKey true|false]
                                          show or change server settings (require a key on /mcp)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
+                                         (on 127.0.0.1 with a throwaway local licence unless LICENSE_KEY is set)
+  license keygen|issue|show|serve-issuer|trial
+                                         licence keys: refdesk license --help (docs/licence.md)
   mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
                                          Refdesk's MCP server for AI clients (refdesk mcp --help)
 
-Environment: PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml),
+Environment: LICENSE_KEY (required by serve), LICENSE_ISSUER_KEYS, PORT (3000), HOST (127.0.0.1),
+  DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml),
   LOG_LEVEL (warn for the CLI), LOG_FORMAT (text on a terminal, json otherwise).
 `;
 
@@ -321,6 +325,7 @@ async function cmdDemo(settings: ProcessSettings): Promise<number> {
   const docs = [join(here, '..', 'docs'), join(here, '..', '..', 'docs')].find((d) => existsSync(join(d, 'http-api.md'))) ?? join(here, '..', 'docs');
   const lock = await readDataLock(settings.dataDir);
   if (lock) throw new RefdeskError('store_locked', `A Refdesk process (pid ${lock.pid}) already uses ${settings.dataDir}: stop it first, or set DATA_DIR to another directory.`);
+  if (!process.env.LICENSE_KEY?.trim()) await (await import('./licence-demo.ts')).useDemoLicence(settings, process.env);
   const code = await cmdAdd(settings, [docs], { name: 'refdesk', title: 'Refdesk', description: "Refdesk's own documentation" });
   if (code !== 0) return code;
   process.stdout.write(
@@ -345,6 +350,7 @@ export async function runCli(argv: string[]): Promise<number> {
 async function dispatch(argv: string[]): Promise<number> {
   // `mcp` has its own options (server/mcp/command.ts).
   if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), (await import('./env.ts')).readSettings(), process.env);
+  if (argv[0] === 'license' || argv[0] === 'licence') return (await import('./licence-cli.ts')).runLicenceCommand(argv.slice(1), process.env);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,

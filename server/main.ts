@@ -13,6 +13,7 @@ import { createApp } from './app.ts';
 import { parseAllowedHosts } from './allowed-hosts.ts';
 import { exitOnStartupFailure } from './startup-error.ts';
 import { installProcessGuards } from './process-guards.ts';
+import { loadLicence, startLine } from './licence.ts';
 
 /** `http://host:port` for an address the server is bound to (IPv6 in brackets). */
 export function addressUrl(address: string, port: number): string {
@@ -24,6 +25,8 @@ let settings: ProcessSettings | undefined;
 async function main(): Promise<void> {
   const startedAt = new Date();
   settings = readSettings();
+  // The licence first: a missing or invalid key starts nothing (one line, exit 1).
+  const licence = loadLicence(process.env);
   const { dataDir } = settings;
   const allowedHosts = parseAllowedHosts(process.env.ALLOWED_HOSTS ?? '', 'ALLOWED_HOSTS');
   const logger = createConsoleLogger(settings.logLevel, undefined, { format: settings.logFormat });
@@ -52,7 +55,7 @@ async function main(): Promise<void> {
     server.close();
     throw e;
   }
-  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts });
+  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts, access: { licence } });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
 
@@ -75,6 +78,8 @@ async function main(): Promise<void> {
   const url = addressUrl(bound.address, bound.port);
   const every = bound.address === '0.0.0.0' || bound.address === '::' ? ' (every interface)' : '';
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });
+  const licenceLine = startLine(licence);
+  logger.log(licenceLine.level, licenceLine.message);
   process.stdout.write(`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})\n`);
 }
 

@@ -1,6 +1,7 @@
 /** Starts the real Refdesk server (server/main.ts) as a child process on a data directory. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { throwawayLicenceEnv } from '../../server/licence-throwaway.ts';
 
 export interface RunningServer {
   baseUrl: string;
@@ -21,7 +22,8 @@ export interface LaunchedServer {
 export async function launchServer(root: string, dataDir: string, args: string[]): Promise<LaunchedServer> {
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1' },
+    // A licence from a throwaway local issuer (no vendor key needed to measure).
+    env: { ...process.env, ...throwawayLicenceEnv('Refdesk benchmark', { existingIssuerKeys: process.env.LICENSE_ISSUER_KEYS }), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

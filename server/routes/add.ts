@@ -14,20 +14,23 @@ import { ADD_ROUTES, type AddRoute } from '../api/add-requests.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
 import { bodyEndedEarly, readJsonBody } from '../body.ts';
+import type { Access } from '../access.ts';
 
 /** POST /api/v2/add/{repo/github|repo/gitlab|repo/bitbucket|repo/git|openapi|llmstxt|website|confluence} and /api/v2/add/openapi-upload */
-export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploadBytes: number }): Router {
+export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploadBytes: number; access: Access }): Router {
   const r = newRouter();
   for (const route of ADD_ROUTES) {
     r.post(`/api/v2/add/${route}`, async (ctx) => {
       const principal = principalOf(ctx);
       requireKey(principal, 'Adding a library');
+      opts.access.requireLicence('Adding a library');
       ctx.body = await service.addLibraryFor(principal, route as AddRoute, await readJsonBody(ctx));
     });
   }
   r.post('/api/v2/add/openapi-upload', async (ctx) => {
     const principal = principalOf(ctx);
     requireKey(principal, 'Adding a library');
+    opts.access.requireLicence('Adding a library');
     service.ensureSourceEnabled('openapi');
     const upload = await receiveSpecFile(ctx, opts);
     try {

@@ -99,6 +99,7 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
    * POST /upload sends the files instead).
    */
   r.post('/add', async (ctx) => {
+    access.requireLicence('Adding a library');
     const body = objectBody(await readJsonBody(ctx));
     onlyFields(body, ['source', 'spec', 'id', 'version', 'title', 'description']);
     const source = requiredField(body, 'source', 40);
@@ -121,6 +122,7 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
 
   /** Body: a .tar.gz or .zip of the docs; query: name (and optional title). Queues an ingest. */
   r.post('/upload', async (ctx) => {
+    access.requireLicence('Adding a library');
     const name = requiredString(ctx, 'name', 100);
     const title = typeof ctx.query.title === 'string' ? ctx.query.title.trim().slice(0, 200) : undefined;
     const description = typeof ctx.query.description === 'string' ? ctx.query.description.trim().slice(0, 2000) : undefined;

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testIssuerEnv } from '../helpers/licence.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'refdesk.js');
@@ -45,8 +46,9 @@ export function removeDataDir(dir: string | undefined): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
+/** The environment of a child: a licence of the test issuer (test/helpers/licence.ts) unless `extra` sets one. */
 export function cliEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...testIssuerEnv(), ...extra };
   // The child is not part of this test run.
   delete env.NODE_TEST_CONTEXT;
   return env;

@@ -13,6 +13,7 @@ import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { createApp, type RefdeskApp } from '../../../server/app.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
+import { testLicence, type TestLicenceOptions } from '../../helpers/licence.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -23,6 +24,8 @@ export interface ApiServerOptions {
   withoutTestSources?: boolean;
   /** Add the misbehaving rerankers plugin. */
   withTestRerankers?: boolean;
+  /** The licence the server runs with (a key of the test issuer): one valid for a year unless given. */
+  licence?: TestLicenceOptions;
 }
 
 export interface ApiServer {
@@ -50,7 +53,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
   await kernel.open();
-  const refdesk = createApp(kernel);
+  const refdesk = createApp(kernel, { access: { licence: testLicence(opts.licence) } });
   const server: Server = createServer(refdesk.app.callback());
   const base = await listenOnLoopback(server);
   return {
