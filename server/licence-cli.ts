@@ -138,6 +138,7 @@ async function serveIssuer(v: Record<string, string | boolean | undefined>): Pro
   const host = (v.host as string | undefined)?.trim() || '127.0.0.1';
   const statePath = resolve((v.state as string | undefined) ?? defaultStatePath(resolve(keyFile!)));
   const perHour = positiveInt(v['per-hour'] as string | undefined, '--per-hour', 10);
+  if (perHour < 5) throw new RefdeskError('invalid_request', '--per-hour must be at least 5: people retry, and several may ask from one office address.');
   const server = await startIssuerServer({ issuer, statePath, perHour, host, port });
   const bound = server.address() as { address: string; port: number };
   const stop = () => server.close(() => process.exit(0));

@@ -17,6 +17,7 @@ import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { addDays, signLicence, type IssuerKeyPair } from '../core/licence.ts';
+import { RefdeskError } from '../core/errors.ts';
 
 export const TRIAL_DAYS = 30;
 export const TRIAL_PATH = '/api/v2/license/trial';
@@ -55,9 +56,14 @@ async function readState(path: string): Promise<IssuerState> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { trials: {} };
     throw e;
   }
-  const state = JSON.parse(text) as IssuerState;
+  let state: IssuerState | null = null;
+  try {
+    state = JSON.parse(text) as IssuerState;
+  } catch {
+    /* reported below */
+  }
   if (typeof state !== 'object' || state === null || typeof state.trials !== 'object' || state.trials === null) {
-    throw new Error(`${path} is not an issued-trials record`);
+    throw new RefdeskError('config_error', `${path} is not an issued-trials record ({"trials": {...}}): restore it from a backup, or point --state at another file.`);
   }
   return state;
 }

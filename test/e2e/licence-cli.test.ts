@@ -5,7 +5,7 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeDataDir, removeDataDir, runRefdesk, spawnRefdesk, stopAll, stopProcess, type RefdeskProcess } from './refdesk-process.ts';
 
@@ -74,6 +74,11 @@ describe('refdesk license keygen, issue, show', () => {
     assert.match((await license(['issue', '--signing-key', signingKey, '--licensee', 'X', '--days', '0'], dir)).stderr, /--days must be a positive whole number/);
     assert.match((await license(['issue', '--signing-key', join(dir, 'issuer', 'issuer.pub'), '--licensee', 'X'], dir)).stderr, /not a PEM private key/);
     assert.match((await license(['issue', '--signing-key', join(dir, 'none.key'), '--licensee', 'X'], dir)).stderr, /Cannot read the signing key .*ENOENT/);
+    assert.match((await license(['serve-issuer', '--signing-key', signingKey, '--per-hour', '4'], dir)).stderr, /--per-hour must be at least 5/);
+    writeFileSync(join(dir, 'broken.json'), '{"trials": ');
+    const broken = await license(['serve-issuer', '--signing-key', signingKey, '--port', '0', '--state', join(dir, 'broken.json')], dir);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /^refdesk: .*broken\.json is not an issued-trials record/);
   });
 });
 
