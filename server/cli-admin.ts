@@ -1,25 +1,29 @@
 /**
- * `refdesk keys ...`, `refdesk rename ...` and `refdesk settings ...`: through the running server's loopback admin
- * routes when a server holds the data directory, else on the data directory directly.
+ * `refdesk keys ...`, `refdesk rename ...` and `refdesk settings ...`: through the running server's admin
+ * routes when a server holds the data directory (authenticated with the local CLI token the
+ * server wrote to DATA_DIR/cli-token), else on the data directory directly.
  */
 import type { ApiKeyRecord, ApiKeyRole, RuntimeEnv } from '../core/contracts.ts';
 import type { Kernel } from '../core/kernel.ts';
 import { RefdeskError } from '../core/errors.ts';
 import { createApiKey } from '../core/api-keys.ts';
 import { readDataLock } from '../core/data-lock.ts';
+import { adminAuthHeaders } from './auth/local-files.ts';
 import type { ProcessSettings } from './env.ts';
 import { renameLibrary } from './api/service.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../core/settings.ts';
 
 type OpenKernel = (settings: ProcessSettings, mode: RuntimeEnv['mode']) => Promise<Kernel>;
 
+
 /** Calls an admin route of the server holding the data directory, or returns null when none runs. */
 async function viaServer(settings: ProcessSettings, method: string, path: string, body?: unknown): Promise<Record<string, unknown> | null> {
   const lock = await readDataLock(settings.dataDir);
   if (!lock || lock.mode !== 'server' || !lock.port) return null;
+  const auth = await adminAuthHeaders(settings.dataDir);
   const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = (await res.json()) as Record<string, unknown>;

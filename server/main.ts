@@ -13,6 +13,7 @@ import { createApp } from './app.ts';
 import { parseAllowedHosts } from './allowed-hosts.ts';
 import { exitOnStartupFailure } from './startup-error.ts';
 import { installProcessGuards } from './process-guards.ts';
+import { prepareAuth } from './auth/startup.ts';
 
 /** `http://host:port` for an address the server is bound to (IPv6 in brackets). */
 export function addressUrl(address: string, port: number): string {
@@ -52,7 +53,9 @@ async function main(): Promise<void> {
     server.close();
     throw e;
   }
-  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts });
+  const configHosts = kernel.config.server?.allowedHosts ?? [];
+  const authStart = await prepareAuth(kernel, { dataDir, boundAddress: bound.address, allowedHostCount: allowedHosts.length + configHosts.length });
+  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts, access: { cliToken: authStart.cliToken } });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
 
@@ -76,6 +79,7 @@ async function main(): Promise<void> {
   const every = bound.address === '0.0.0.0' || bound.address === '::' ? ' (every interface)' : '';
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });
   process.stdout.write(`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})\n`);
+  for (const line of authStart.notices) process.stdout.write(`${line}\n`);
 }
 
 /**

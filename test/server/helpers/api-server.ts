@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../../core/kernel.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
-import { createApp, type RefdeskApp } from '../../../server/app.ts';
+import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -23,7 +23,17 @@ export interface ApiServerOptions {
   withoutTestSources?: boolean;
   /** Add the misbehaving rerankers plugin. */
   withTestRerankers?: boolean;
+  /** More createApp options (auth clock and delays...). */
+  app?: AppOptions;
 }
+
+/**
+ * The local admin token of the test servers (as the real server writes to DATA_DIR/cli-token):
+ * `call()` sends it on /api/admin and /api/audit requests that carry no credentials of their
+ * own, as the `refdesk` CLI does. Pass `anonymous: true` to send none.
+ */
+export const TEST_CLI_TOKEN = 'rdcli_test-admin-token-of-the-api-server-helper';
+export const adminAuth = { authorization: `Bearer ${TEST_CLI_TOKEN}` };
 
 export interface ApiServer {
   kernel: Kernel;
@@ -50,7 +60,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
   await kernel.open();
-  const refdesk = createApp(kernel);
+  const refdesk = createApp(kernel, { access: { cliToken: TEST_CLI_TOKEN }, ...opts.app });
   const server: Server = createServer(refdesk.app.callback());
   const base = await listenOnLoopback(server);
   return {
@@ -95,8 +105,10 @@ export interface Reply {
 }
 
 /** One HTTP request; JSON bodies are sent as JSON; redirects are not followed. */
-export async function call(base: string, method: string, path: string, init: { headers?: Record<string, string>; json?: unknown; body?: RequestInit['body'] } = {}): Promise<Reply> {
+export async function call(base: string, method: string, path: string, init: { headers?: Record<string, string>; json?: unknown; body?: RequestInit['body']; anonymous?: boolean } = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...init.headers };
+  const own = Object.keys(headers).some((h) => ['authorization', 'cookie', 'refdesk_api_key'].includes(h.toLowerCase()));
+  if (!own && !init.anonymous && /^\/api\/(admin|audit)(\/|$)/.test(path)) Object.assign(headers, adminAuth);
   let body = init.body;
   if (init.json !== undefined) {
     headers['content-type'] ??= 'application/json';
@@ -110,7 +122,7 @@ export async function call(base: string, method: string, path: string, init: { h
 
 export const qs = (params: Record<string, string>) => '?' + new URLSearchParams(params).toString();
 
-/** Creates an API key through the loopback admin route; returns the key. */
+/** Creates an API key through the admin route (with the helper's local admin token); returns the key. */
 export async function createKey(base: string, input: { name?: string; plan?: string; role?: 'member' | 'admin' } = {}): Promise<string> {
   const r = await call(base, 'POST', '/api/admin/keys', { json: input });
   if (r.status !== 201) throw new Error(`key creation failed: ${r.text}`);
