@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../../core/kernel.ts';
+import type { Clock } from '../../../core/contracts.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
@@ -23,8 +24,10 @@ export interface ApiServerOptions {
   withoutTestSources?: boolean;
   /** Add the misbehaving rerankers plugin. */
   withTestRerankers?: boolean;
-  /** More createApp options (auth clock and delays...). */
+  /** More createApp options (session expiry, sign-in delays, allowed hosts...). */
   app?: AppOptions;
+  /** The kernel's clock (sessions, rate limits, audit times). */
+  clock?: Clock;
 }
 
 /**
@@ -58,7 +61,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const config = { plugins, network: { allowHosts: ['127.0.0.1'] }, ...opts.config };
   const configFile = join(scratch, 'refdesk.yaml');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
+  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}), ...(opts.clock ? { clock: opts.clock } : {}) });
   await kernel.open();
   const refdesk = createApp(kernel, { access: { cliToken: TEST_CLI_TOKEN }, ...opts.app });
   const server: Server = createServer(refdesk.app.callback());
@@ -108,7 +111,7 @@ export interface Reply {
 export async function call(base: string, method: string, path: string, init: { headers?: Record<string, string>; json?: unknown; body?: RequestInit['body']; anonymous?: boolean } = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...init.headers };
   const own = Object.keys(headers).some((h) => ['authorization', 'cookie', 'refdesk_api_key'].includes(h.toLowerCase()));
-  if (!own && !init.anonymous && /^\/api\/(admin|audit)(\/|$)/.test(path)) Object.assign(headers, adminAuth);
+  if (!own && !init.anonymous && /^\/api\/(admin|audit)([/?]|$)/.test(path)) Object.assign(headers, adminAuth);
   let body = init.body;
   if (init.json !== undefined) {
     headers['content-type'] ??= 'application/json';
