@@ -78,8 +78,8 @@ async function main(): Promise<void> {
   const url = addressUrl(bound.address, bound.port);
   const every = bound.address === '0.0.0.0' || bound.address === '::' ? ' (every interface)' : '';
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });
-  process.stdout.write(`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})\n`);
-  for (const line of authStart.notices) process.stdout.write(`${line}\n`);
+  // One write: whoever waits for the listening line has the sign-in notices with it.
+  process.stdout.write([`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})`, ...authStart.notices].join('\n') + '\n');
 }
 
 /**
