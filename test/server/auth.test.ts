@@ -280,6 +280,31 @@ describe('admin account and sessions', () => {
     assert.equal((await call(s.base, 'GET', '/api/v2/libs/search?libraryName=x&query=y', { headers: bearer(member) })).status, 200);
   });
 
+  test('bad input to the auth routes gets a 4xx {error, message}, never a 500', async () => {
+    const cases: Array<[string, string, RequestInit['body'], Record<string, string>, number]> = [
+      ['POST', '/api/auth/login', '{"username":', { 'content-type': 'application/json' }, 400],
+      ['POST', '/api/auth/login', '[1,2]', { 'content-type': 'application/json' }, 400],
+      ['POST', '/api/auth/login', 'username=admin', { 'content-type': 'text/plain' }, 400],
+      ['POST', '/api/auth/login', JSON.stringify({ username: 'a'.repeat(70_000), password: 'x' }), { 'content-type': 'application/json' }, 422],
+      ['POST', '/api/auth/login', JSON.stringify({ username: 'admin' }), { 'content-type': 'application/json' }, 400],
+      ['POST', '/api/auth/login', JSON.stringify({ username: ['admin'], password: 'refdesk' }), { 'content-type': 'application/json' }, 400],
+      ['POST', '/api/auth/logout', '{"all": "yes"}', { 'content-type': 'application/json' }, 400],
+      ['POST', '/api/auth/credentials', JSON.stringify({ currentPassword: 'refdesk', newPassword: NEW_PASSWORD }), { 'content-type': 'application/json' }, 401],
+      ['GET', '/api/auth/session', undefined, { cookie: `refdesk_session=${'x'.repeat(5000)}` }, 401],
+      ['GET', '/api/auth/session', undefined, { cookie: 'refdesk_session=%E0%A4%A' }, 401],
+      ['GET', '/api/admin/keys', undefined, { cookie: 'refdesk_session=garbage; other=1' }, 401],
+      ['GET', '/api/auth/nothing', undefined, {}, 404],
+    ];
+    for (const [method, path, body, headers, status] of cases) {
+      const r = await call(s.base, method, path, { body, headers });
+      assert.equal(r.status, status, `${method} ${path} ${String(body).slice(0, 40)}: ${r.text.slice(0, 300)}`);
+      assert.equal(typeof r.body?.error, 'string');
+      assert.equal(typeof r.body?.message, 'string');
+    }
+    const form = await call(s.base, 'POST', '/api/auth/login', { body: 'username=admin&password=refdesk', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(form.status, 200, 'a plain HTML form signs in too');
+  });
+
   test('the key list shows each key\'s use of the current rate-limit window', async () => {
     const member = await createKey(s.base, { name: 'm' });
     for (let i = 0; i < 3; i++) await call(s.base, 'GET', '/api/v2/libs/search?libraryName=x&query=y', { headers: bearer(member) });
