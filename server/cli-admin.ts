@@ -40,8 +40,12 @@ async function withKernel<T>(open: OpenKernel, settings: ProcessSettings, mode: 
   }
 }
 
-function keyLine(k: ApiKeyRecord): string {
-  return `${k.id}\t${k.prefix}...\t${k.plan}\t${k.role}\t${k.name || '-'}\t${k.createdAt}\t${k.revokedAt ? 'revoked ' + k.revokedAt : 'active'}\n`;
+type KeyUsage = { used: number; limit: number; resetAt: string };
+
+/** One key a line; through a running server also its use of the current rate-limit window. */
+function keyLine(k: ApiKeyRecord & { usage?: KeyUsage }): string {
+  const usage = k.usage ? `\t${k.usage.used}/${k.usage.limit} requests until ${k.usage.resetAt}` : '';
+  return `${k.id}\t${k.prefix}...\t${k.plan}\t${k.role}\t${k.name || '-'}\t${k.createdAt}\t${k.revokedAt ? 'revoked ' + k.revokedAt : 'active'}${usage}\n`;
 }
 
 export async function cmdKeys(open: OpenKernel, settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
@@ -64,7 +68,7 @@ export async function cmdKeys(open: OpenKernel, settings: ProcessSettings, posit
     }
     case 'list': {
       const keys =
-        ((await viaServer(settings, 'GET', '/keys')) as { keys: ApiKeyRecord[] } | null)?.keys ??
+        ((await viaServer(settings, 'GET', '/keys')) as { keys: Array<ApiKeyRecord & { usage?: KeyUsage }> } | null)?.keys ??
         (await withKernel(open, settings, 'reader', (k) => k.store.listApiKeys()));
       if (keys.length === 0) process.stdout.write('No API keys. Create one: refdesk keys create --name ci\n');
       for (const k of keys) process.stdout.write(keyLine(k));

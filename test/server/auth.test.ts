@@ -117,9 +117,12 @@ describe('admin account and sessions', () => {
     assert.equal(refused.cookie, '', 'no session');
     const wrong = await login({ username: 'admin', password: 'refdesk', setupToken: 'x'.repeat(32) }, { forwarded: 'for=203.0.113.9' });
     assert.equal(wrong.r.status, 401);
-    const ok = await login({ username: 'admin', password: 'refdesk', setupToken: token }, proxied);
+    const ok = await login({ username: 'admin', password: 'refdesk', setupToken: token }, { ...proxied, 'x-forwarded-proto': 'https' });
     assert.equal(ok.r.status, 200, ok.r.text);
     assert.equal(ok.r.body.mustChangeCredentials, true);
+    assert.match(ok.r.headers.getSetCookie()[0], /; Secure/, 'behind a proxy that says https: a Secure cookie');
+    const noToken = await call(s.base, 'POST', '/api/auth/credentials', { json: { currentPassword: 'refdesk', newPassword: NEW_PASSWORD }, headers: { cookie: ok.cookie } });
+    assert.equal(noToken.body.error, 'csrf_failed', 'changing the credentials needs the CSRF token too');
     // Changing the credentials removes the setup token.
     const changed = await call(s.base, 'POST', '/api/auth/credentials', {
       json: { currentPassword: 'refdesk', newPassword: NEW_PASSWORD },
