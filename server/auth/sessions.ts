@@ -148,7 +148,7 @@ export class AuthService implements SessionResolver {
     const key = `${username.toLowerCase()}|${client}`;
     const locked = this.limiter.lockedFor(key);
     if (locked > 0) {
-      await this.onEvent(ctx, { action: 'auth.login', outcome: 'denied', actor: 'anonymous', target: username, details: { reason: 'locked' } });
+      await this.onEvent(ctx, { action: 'auth.login', outcome: 'denied', actor: 'anonymous', target: null, details: { reason: 'locked' } });
       throw new ApiError('login_locked', `Too many failed sign-ins for this account from this address: try again in ${locked} seconds.`, { headers: { 'Retry-After': String(locked) } });
     }
     const account = await this.store.getAdminAccount();
@@ -162,7 +162,10 @@ export class AuthService implements SessionResolver {
       const userOk = safeEqual(username, account.username);
       ok = (await verifyPassword(password, userOk ? account.passwordHash : await dummyHash())) && userOk;
     }
-    if (!ok) return this.failLogin(ctx, key, username, 'wrong credentials', 'Wrong username or password.');
+    // The audit log names the account only when it is this one: a password typed into the
+    // username field must not end up in the log.
+    const known = safeEqual(username, account?.username ?? FACTORY_USERNAME);
+    if (!ok) return this.failLogin(ctx, key, known ? username : null, known ? 'wrong password' : 'unknown username', 'Wrong username or password.');
     if (factory && !isLocalRequest(ctx)) {
       const expected = await readSetupToken(this.options.dataDir);
       if (setupToken === undefined) {
@@ -195,7 +198,7 @@ export class AuthService implements SessionResolver {
     return this.view(record, id);
   }
 
-  private async failLogin(ctx: Context, key: string, username: string, reason: string, message: string): Promise<never> {
+  private async failLogin(ctx: Context, key: string, username: string | null, reason: string, message: string): Promise<never> {
     const delay = this.limiter.fail(key);
     await this.onEvent(ctx, { action: 'auth.login', outcome: 'failure', actor: 'anonymous', target: username, details: { reason } });
     if (delay > 0) await this.sleep(delay);

@@ -328,6 +328,7 @@ describe('audit log', () => {
     const first = await login({ username: 'admin', password: 'refdesk' });
     const sessionId = first.cookie.split('=')[1];
     await login({ username: 'admin', password: 'planted-wrong-password-1' });
+    await login({ username: 'planted-password-typed-as-username', password: 'x' });
     const changed = await call(s.base, 'POST', '/api/auth/credentials', {
       json: { currentPassword: 'refdesk', newPassword: NEW_PASSWORD },
       headers: { cookie: first.cookie, 'x-csrf-token': first.csrf },
@@ -368,7 +369,7 @@ describe('audit log', () => {
     assert.deepEqual(entries.filter((e) => e.action === 'keys.create').map((e) => e.actor), ['cli', 'admin:admin'], 'the local CLI token, then the session');
     assert.ok(entries.every((e) => e.client.length > 0));
     const text = all.text;
-    for (const secret of [NEW_PASSWORD, 'planted-wrong-password-1', setupToken, key, policyKey, sessionId, first.csrf, changed.body.csrfToken, 'refdesk"']) {
+    for (const secret of [NEW_PASSWORD, 'planted-wrong-password-1', 'planted-password-typed-as-username', setupToken, key, policyKey, sessionId, first.csrf, changed.body.csrfToken, 'refdesk"']) {
       assert.ok(!text.includes(secret), `the audit log holds a secret (${secret.slice(0, 6)}...)`);
     }
     // Paging.
