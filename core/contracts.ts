@@ -498,8 +498,8 @@ export interface Store {
 
   /** The admin account, or null while it still has the factory credentials (never changed). */
   getAdminAccount(): Promise<AdminAccountRecord | null>;
-  /** Replaces the admin account (there is one). Durable when it resolves. */
-  setAdminAccount(account: AdminAccountRecord): Promise<void>;
+  /** Replaces the admin account (there is one); null returns it to the factory credentials. Durable when it resolves. */
+  setAdminAccount(account: AdminAccountRecord | null): Promise<void>;
   /** Stores a new session (and drops sessions past their absolute expiry). Durable. */
   createSession(session: SessionRecord): Promise<void>;
   /** The session whose id hash this is, or null. */

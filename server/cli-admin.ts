@@ -9,6 +9,7 @@ import { RefdeskError } from '../core/errors.ts';
 import { createApiKey } from '../core/api-keys.ts';
 import { readDataLock } from '../core/data-lock.ts';
 import { adminAuthHeaders } from './auth/local-files.ts';
+import { resetAdminAccount } from './auth/reset.ts';
 import type { ProcessSettings } from './env.ts';
 import { renameLibrary } from './api/service.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../core/settings.ts';
@@ -97,6 +98,24 @@ export async function cmdRename(open: OpenKernel, settings: ProcessSettings, pos
   const viaHttp = await viaServer(settings, 'POST', '/rename', { from, to });
   const id = viaHttp ? (viaHttp.library as { id: string }).id : (await withKernel(open, settings, 'writer', (k) => renameLibrary(k, from, to))).id;
   process.stdout.write(`Renamed ${from} to ${id}; ${from} now answers 301 with redirectUrl ${id}.\n`);
+  return 0;
+}
+
+/**
+ * `refdesk account reset`: the admin account back to the factory credentials and every session
+ * ended, through the running server (its local CLI token) or on the data directory.
+ */
+export async function cmdAccount(open: OpenKernel, settings: ProcessSettings, positionals: string[]): Promise<number> {
+  if (positionals[0] !== 'reset' || positionals.length !== 1) {
+    throw new RefdeskError('invalid_request', 'account: use "account reset" (the admin account back to admin / refdesk, every session ended).');
+  }
+  const viaHttp = await viaServer(settings, 'POST', '/account/reset', {});
+  const ended = viaHttp
+    ? Number(viaHttp.sessionsEnded)
+    : (await withKernel(open, settings, 'writer', (k) => resetAdminAccount(k.store, settings.dataDir))).sessionsEnded;
+  process.stdout.write(
+    `The admin account is back to the factory credentials (admin / refdesk); ${ended} session(s) ended. Sign in from this machine, or with the setup token in ${settings.dataDir}/setup-token, and change them.\n`,
+  );
   return 0;
 }
 

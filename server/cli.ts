@@ -49,6 +49,8 @@ Commands:
                                          upload); a pinned ID (/owner/repo/v1) deletes that version
   settings [set mcp.requireKey true|false]
                                          show or change server settings (require a key on /mcp)
+  account reset                          the admin account back to admin / refdesk (forced change),
+                                         every session ended (lost password)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
   mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
                                          Refdesk's MCP server for AI clients (refdesk mcp --help)
@@ -396,6 +398,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return cmdDelete(settings, rest);
     case 'settings':
       return (await import('./cli-admin.ts')).cmdSettings(openKernel, settings, rest);
+    case 'account':
+      return (await import('./cli-admin.ts')).cmdAccount(openKernel, settings, rest);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;

@@ -710,9 +710,9 @@ export class MemoryStore implements Store {
     return this.adminAccount ? { ...this.adminAccount } : null;
   }
 
-  async setAdminAccount(account: AdminAccountRecord): Promise<void> {
+  async setAdminAccount(account: AdminAccountRecord | null): Promise<void> {
     this.requireOpen();
-    this.adminAccount = { ...account };
+    this.adminAccount = account ? { ...account } : null;
   }
 
   async createSession(session: SessionRecord): Promise<void> {

@@ -14,7 +14,11 @@ export function readAdminAccount(db: Database): AdminAccountRecord | null {
   return row ? { username: str(row.username), passwordHash: str(row.password_hash), updatedAt: str(row.updated_at) } : null;
 }
 
-export function writeAdminAccount(db: Database, a: AdminAccountRecord): void {
+export function writeAdminAccount(db: Database, a: AdminAccountRecord | null): void {
+  if (a === null) {
+    run(db, 'DELETE FROM admin_account');
+    return;
+  }
   run(db, 'INSERT OR REPLACE INTO admin_account (id, username, password_hash, updated_at) VALUES (1, ?, ?, ?)', [a.username, a.passwordHash, a.updatedAt]);
 }
 

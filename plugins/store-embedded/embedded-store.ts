@@ -1108,7 +1108,7 @@ export class EmbeddedStore implements Store {
     return readAdminAccount(this.requireDb());
   }
 
-  async setAdminAccount(account: AdminAccountRecord): Promise<void> {
+  async setAdminAccount(account: AdminAccountRecord | null): Promise<void> {
     writeAdminAccount(this.requireWritable(), account);
     await this.persist();
   }

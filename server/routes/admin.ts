@@ -17,6 +17,7 @@ import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/
 import type { ApiKeyRole } from '../../core/contracts.ts';
 import type { Access, Caller } from '../access.ts';
 import { actorOf, audit } from '../audit.ts';
+import { resetAdminAccount } from '../auth/reset.ts';
 
 /**
  * Operator routes: an admin session (cookie, with its CSRF token on changes), an admin API key
@@ -73,6 +74,21 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     if (!record) throw new RefdeskError('invalid_request', `Unknown key id "${ctx.params.id.slice(0, 40)}"; list the keys with refdesk keys list.`);
     await record_(ctx, 'keys.revoke', record.id, { name: record.name });
     ctx.body = { record };
+  });
+
+  /**
+   * Credential recovery: the admin account back to the factory credentials, every session ended
+   * (server/auth/reset.ts). Only the local CLI token (`refdesk account reset`): whoever can read
+   * DATA_DIR.
+   */
+  r.post('/account/reset', async (ctx) => {
+    const caller = ctx.state.admin as Caller;
+    if (caller.kind !== 'key' || caller.key.id !== 'cli') {
+      throw new RefdeskError('forbidden', 'Resetting the admin account is done on the server\'s machine: refdesk account reset (it uses DATA_DIR/cli-token).');
+    }
+    const { sessionsEnded } = await resetAdminAccount(kernel.store, kernel.env.dataDir);
+    await record_(ctx, 'auth.reset', null, { sessionsEnded });
+    ctx.body = { sessionsEnded, message: 'The admin account is back to the factory credentials (admin / refdesk); sign in from this machine or with the setup token in DATA_DIR/setup-token, then change them.' };
   });
 
   /** Renames a library: {from, to}; the old ID then answers 301 with the new one. */

@@ -71,8 +71,18 @@ describe('sign-in with the real server', { timeout: 180_000 }, () => {
     const list = await runRefdesk(['keys', 'list'], dir);
     assert.equal(list.code, 0, list.stderr);
     assert.match(list.stdout, /\tvia-cli\t/);
+    // Lost password: `refdesk account reset` through the running server, then on the data directory.
+    const reset = await runRefdesk(['account', 'reset'], dir);
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.match(reset.stdout, /factory credentials/);
+    const local = await post(server.base, '/api/auth/login', { username: 'admin', password: 'refdesk' });
+    assert.equal(local.status, 200, 'from this machine after the reset');
+    assert.equal(local.body.mustChangeCredentials, true);
     await server.stop();
     log += server.stderr();
+    const offline = await runRefdesk(['account', 'reset'], dir);
+    assert.equal(offline.code, 0, offline.stderr);
+    assert.match(offline.stdout, /0 session\(s\) ended|1 session\(s\) ended/);
     for (const secret of [setupToken, newPassword, 'wrong-planted-password', ok.cookie.split('=')[1], ok.body.csrfToken, server.adminAuth.authorization.slice(7)]) {
       assert.ok(!log.includes(secret), `the server log holds a secret (${secret.slice(0, 6)}...)`);
     }

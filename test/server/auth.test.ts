@@ -283,6 +283,23 @@ describe('admin account and sessions', () => {
     assert.equal((await call(s.base, 'GET', '/api/v2/libs/search?libraryName=x&query=y', { headers: bearer(member) })).status, 200);
   });
 
+  test('account reset (the local CLI token only): back to the factory credentials, every session ended', async () => {
+    const { cookie } = await setUpAccount();
+    const adminKey = await createKey(s.base, { name: 'ops', role: 'admin' });
+    const byKey = await call(s.base, 'POST', '/api/admin/account/reset', { json: {}, headers: bearer(adminKey) });
+    assert.equal(byKey.status, 403, 'an admin key may not reset the account');
+    assert.equal((await login({ username: 'operator', password: NEW_PASSWORD })).r.status, 200, 'nothing changed');
+    const reset = await call(s.base, 'POST', '/api/admin/account/reset', { json: {} });
+    assert.equal(reset.status, 200, reset.text);
+    assert.equal(reset.body.sessionsEnded, 2);
+    assert.equal((await call(s.base, 'GET', '/api/auth/session', { headers: { cookie } })).status, 401);
+    assert.equal((await login({ username: 'operator', password: NEW_PASSWORD })).r.status, 401);
+    const factory = await login({ username: 'admin', password: 'refdesk' });
+    assert.equal(factory.r.status, 200);
+    assert.equal(factory.r.body.mustChangeCredentials, true);
+    assert.ok(existsSync(join(s.dataDir, 'setup-token')), 'a setup token for a remote first sign-in');
+  });
+
   test('bad input to the auth routes gets a 4xx {error, message}, never a 500', async () => {
     const cases: Array<[string, string, RequestInit['body'], Record<string, string>, number]> = [
       ['POST', '/api/auth/login', '{"username":', { 'content-type': 'application/json' }, 400],
