@@ -493,4 +493,72 @@ export interface Store {
   renameLibrary(oldId: string, newId: string): Promise<LibraryRecord>;
   /** The library ID an old (renamed) ID now points to, or null when it is not an alias. */
   resolveLibraryAlias(id: string): Promise<string | null>;
+
+  // The admin account, its sessions and the audit log (server/auth/, server/audit.ts).
+
+  /** The admin account, or null while it still has the factory credentials (never changed). */
+  getAdminAccount(): Promise<AdminAccountRecord | null>;
+  /** Replaces the admin account (there is one); null returns it to the factory credentials. Durable when it resolves. */
+  setAdminAccount(account: AdminAccountRecord | null): Promise<void>;
+  /** Stores a new session (and drops sessions past their absolute expiry). Durable. */
+  createSession(session: SessionRecord): Promise<void>;
+  /** The session whose id hash this is, or null. */
+  getSession(idHash: string): Promise<SessionRecord | null>;
+  /**
+   * Changes a session's username, forced-change flag or last activity. With only `lastSeenAt`
+   * (a touch on every request) the change may be batched until the next durable call.
+   */
+  updateSession(idHash: string, patch: { username?: string; mustChangeCredentials?: boolean; lastSeenAt?: string }): Promise<void>;
+  /** Removes one session (`idHash`), or every session but `exceptIdHash` (null: all). Durable. Returns how many. */
+  deleteSessions(which: { idHash: string } | { exceptIdHash: string | null }): Promise<number>;
+  /** Appends an audit entry (may be batched until the next durable call); returns it with its id. */
+  appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
+  /** Audit entries newest first: at most `limit`, with an id below `before` when given. */
+  listAudit(query: { limit: number; before?: number }): Promise<AuditEntry[]>;
+}
+
+/** The one admin account once its factory credentials were changed. */
+export interface AdminAccountRecord {
+  username: string;
+  /** scrypt hash with its parameters and per-account salt (server/auth/passwords.ts); never the password. */
+  passwordHash: string;
+  updatedAt: string;
+}
+
+/** A signed-in admin session, stored server-side; the session id itself is never stored. */
+export interface SessionRecord {
+  /** SHA-256 (hex) of the session id sent in the cookie. */
+  idHash: string;
+  username: string;
+  createdAt: string;
+  /** Last request seen (idle expiry counts from here; updated at most once a minute). */
+  lastSeenAt: string;
+  /** Absolute expiry (ISO). */
+  expiresAt: string;
+  /** Signed in with the factory credentials: only changing them is allowed. */
+  mustChangeCredentials: boolean;
+  /** The address that signed in. */
+  client: string;
+}
+
+export type AuditOutcome = 'success' | 'failure' | 'denied';
+
+export interface AuditEntryInput {
+  at: string;
+  /** Who acted: `admin:<username>`, `key:<key id>`, `cli`, `anonymous`. */
+  actor: string;
+  /** What was done, dotted: `auth.login`, `keys.create`, `library.delete`, `settings.change`... */
+  action: string;
+  /** What it was done to (a library ID, a key id, a setting name), or null. */
+  target: string | null;
+  outcome: AuditOutcome;
+  /** The client's address. */
+  client: string;
+  /** Small JSON facts about the action; never secrets. */
+  details: Record<string, unknown>;
+}
+
+export interface AuditEntry extends AuditEntryInput {
+  /** Increasing with time: `before` pages by it. */
+  id: number;
 }

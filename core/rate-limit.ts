@@ -69,6 +69,22 @@ export class RateLimiter {
     };
   }
 
+  /** Where `client` stands in its current window, without counting a request. */
+  peek(client: string, rule: RateLimitRule): RateLimitDecision {
+    const now = this.clock.now().getTime();
+    const windowMs = this.config.windowSeconds * 1000;
+    const w = this.windows.get(client);
+    const live = w && now < w.start + windowMs ? w : { start: Math.floor(now / windowMs) * windowMs, count: 0 };
+    const resetMs = live.start + windowMs;
+    return {
+      allowed: live.count < rule.requests,
+      limit: rule.requests,
+      remaining: Math.max(0, rule.requests - live.count),
+      resetAt: Math.ceil(resetMs / 1000),
+      retryAfter: Math.max(1, Math.ceil((resetMs - now) / 1000)),
+    };
+  }
+
   private sweep(now: number, windowMs: number): void {
     for (const [k, w] of this.windows) if (now >= w.start + windowMs) this.windows.delete(k);
   }

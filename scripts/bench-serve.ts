@@ -381,7 +381,8 @@ async function main() {
         let state = code === 0 ? 'succeeded' : 'unknown';
         while (jobId && state !== 'succeeded' && state !== 'failed' && state !== 'interrupted') {
           await new Promise((r) => setTimeout(r, 500));
-          state = await fetch(`${server.base}/api/admin/jobs/${jobId}`).then(
+          const cliToken = readFileSync(join(dataDir, 'cli-token'), 'utf8').trim();
+          state = await fetch(`${server.base}/api/admin/jobs/${jobId}`, { headers: { authorization: `Bearer ${cliToken}` } }).then(
             async (r) => ((await r.json()) as { job: { state: string } }).job.state,
             () => state,
           );

@@ -75,8 +75,12 @@ interface Server {
   stderr(): string;
 }
 
+/** The running server's local admin token (DATA_DIR/cli-token, new at every start), as the CLI sends it. */
+let adminAuth: Record<string, string> = {};
+
 async function startServer(dataDir: string): Promise<Server> {
   const { child, baseUrl, stderr } = await launchServer(ROOT, dataDir, [join(ROOT, 'bin', 'refdesk.js'), 'serve']);
+  adminAuth = { authorization: `Bearer ${readFileSync(join(dataDir, 'cli-token'), 'utf8').trim()}` };
   return { child, base: baseUrl, stderr };
 }
 
@@ -114,7 +118,7 @@ async function pack(corpus: string): Promise<Uint8Array<ArrayBuffer>> {
 /** Uploads a corpus as /docs/<corpus>; the job id, or null when the server did not accept it. */
 async function upload(base: string, corpus: string): Promise<string | null> {
   try {
-    const res = await fetch(`${base}/api/admin/upload?name=${corpus}`, { method: 'POST', body: new Blob([await pack(corpus)]), headers: { 'content-type': 'application/octet-stream' } });
+    const res = await fetch(`${base}/api/admin/upload?name=${corpus}`, { method: 'POST', body: new Blob([await pack(corpus)]), headers: { 'content-type': 'application/octet-stream', ...adminAuth } });
     const body = await json(res);
     return res.status === 202 ? (body.jobId as string) : null;
   } catch {
@@ -126,7 +130,7 @@ async function upload(base: string, corpus: string): Promise<string | null> {
 async function jobState(server: Server, id: string): Promise<{ state: string; error: { message: string } | null } | null> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await fetch(`${server.base}/api/admin/jobs/${id}`);
+      const res = await fetch(`${server.base}/api/admin/jobs/${id}`, { headers: adminAuth });
       if (res.status !== 200) return null;
       return (await json(res)).job;
     } catch (e) {
@@ -162,7 +166,7 @@ async function waitForJobs(server: Server, ids: Iterable<string>, timeoutMs = 60
 }
 
 async function createKey(base: string): Promise<string> {
-  const res = await fetch(`${base}/api/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'chaos' }) });
+  const res = await fetch(`${base}/api/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json', ...adminAuth }, body: JSON.stringify({ name: 'chaos' }) });
   return (await json(res)).key as string;
 }
 

@@ -129,8 +129,8 @@ async function waitForPort(child: ChildProcess, stderr: () => string): Promise<n
   });
 }
 
-async function jsonCall(port: number, method: string, path: string, body: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function jsonCall(port: number, method: string, path: string, body: unknown, auth: Record<string, string> = {}): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json();
 }
@@ -160,8 +160,10 @@ async function main(): Promise<void> {
   };
   try {
     const port = await waitForPort(child, () => stderr);
-    const memberKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-member' })).key as string;
-    const adminKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-admin', role: 'admin' })).key as string;
+    // The server's local admin token (as the CLI sends it) creates the keys.
+    const cli = { authorization: `Bearer ${readFileSync(join(dataDir, 'cli-token'), 'utf8').trim()}` };
+    const memberKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-member' }, cli)).key as string;
+    const adminKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-admin', role: 'admin' }, cli)).key as string;
     const ctx: FuzzContext = { port, memberKey, adminKey, libraryId };
     const check = await fetch(`http://127.0.0.1:${port}/api/v2/context?libraryId=${libraryId}&query=install&type=json`, { headers: { authorization: `Bearer ${memberKey}` } });
     const checkBody = (await check.json()) as { codeSnippets?: unknown[]; infoSnippets?: unknown[] };

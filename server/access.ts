@@ -17,6 +17,7 @@ import { RefdeskError } from '../core/errors.ts';
 import { getAnonymousPermissions, type AnonymousPermission } from '../core/settings.ts';
 import type { ApiService } from './api/service.ts';
 import { clientAddressOf } from './public-api.ts';
+import { safeEqual } from './auth/passwords.ts';
 
 export type Permission = AnonymousPermission;
 
@@ -56,7 +57,15 @@ export interface LicenceView {
 export interface AccessOptions {
   sessions?: SessionResolver;
   licence?: LicenceView;
+  /**
+   * The local admin token the server wrote to DATA_DIR/cli-token (server/auth/local-files.ts):
+   * `Authorization: Bearer rdcli_...` with it is an admin (the `refdesk` CLI). Not an API key.
+   */
+  cliToken?: string;
 }
+
+/** The caller's key record for the local CLI token (not in the key list). */
+export const CLI_KEY: ApiKeyRecord = Object.freeze({ id: 'cli', name: 'local CLI (DATA_DIR/cli-token)', plan: '', role: 'admin', prefix: 'rdcli_', createdAt: '', revokedAt: null });
 
 export class Access {
   constructor(
@@ -75,7 +84,9 @@ export class Access {
     if (known) return known;
     const client = clientAddressOf(ctx);
     let caller: Caller;
-    const principal = await this.service.authenticate(ctx.headers, client);
+    const cli = this.options.cliToken;
+    const bearer = /^Bearer[ \t]+(rdcli_\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];
+    const principal = bearer && cli && safeEqual(bearer, cli) ? ({ kind: 'key', key: CLI_KEY, client } as const) : await this.service.authenticate(ctx.headers, client);
     if (principal.kind === 'key') caller = principal;
     else {
       const session = this.options.sessions ? await this.options.sessions.sessionOf(ctx) : null;

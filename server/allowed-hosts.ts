@@ -70,8 +70,11 @@ export function splitHost(hostHeader: string, defaultPort: number | null = null)
 /** Decides whether hosts are allowed: loopback names plus `extra`. */
 export class HostAllowList {
   readonly entries: readonly AllowedHost[];
+  /** The operator's entries (ALLOWED_HOSTS, server.allowedHosts), without the loopback names. */
+  readonly extra: readonly AllowedHost[];
 
   constructor(extra: readonly AllowedHost[] = []) {
+    this.extra = [...extra];
     this.entries = [...LOOPBACK_HOSTS, ...extra];
   }
 
@@ -114,6 +117,35 @@ export class HostAllowList {
     if (own && own.hostname === hostname.replace(/\.$/, '') && own.port === port && this.allows(own.hostname, own.port)) return null;
     return `Requests from web pages are accepted only from allowed hosts, and the Origin host "${u.host}" is not one. The operator can allow it with ALLOWED_HOSTS (comma-separated host names, optionally with a port) or server.allowedHosts in the config.`;
   }
+}
+
+/**
+ * Why a cookie-authenticated state change must be refused as cross-origin (a message), or null:
+ * the browser's Origin (or, without one, the Referer's origin) must name the same host and port
+ * as the request's Host, or a host the operator listed (ALLOWED_HOSTS / server.allowedHosts, for
+ * a reverse proxy that rewrites Host). Without either header (not a browser) it passes: the CSRF
+ * token is still required.
+ */
+export function crossOriginRefusal(hosts: HostAllowList, headers: IncomingHttpHeaders): string | null {
+  const origin = first(headers.origin);
+  const referer = first(headers.referer);
+  const claimed = origin ?? referer;
+  if (claimed === undefined) return null;
+  let u: URL | null = null;
+  try {
+    u = new URL(claimed);
+  } catch {
+    u = null;
+  }
+  const what = origin !== undefined ? 'Origin' : 'Referer';
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return `This change was sent from a page that is not on this server (${what} is not an http(s) origin); send it from the server's own pages.`;
+  const port = u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+  const hostname = u.hostname.toLowerCase().replace(/\.$/, '');
+  const host = first(headers.host);
+  const own = host ? splitHost(host, port) : null;
+  if (own && own.hostname === hostname && own.port === port) return null;
+  if (hosts.extra.some((e) => e.hostname === hostname && (e.port === null || e.port === port))) return null;
+  return `This change was sent from another site (${what} host "${u.host}" is not this server's host); send it from the server's own pages.`;
 }
 
 function first(v: string | string[] | undefined): string | undefined {

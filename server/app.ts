@@ -14,9 +14,14 @@ import { JobRunner } from './job-runner.ts';
 import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
 import { ServiceBackend } from './mcp/service-backend.ts';
 import { createApiService, type ApiService } from './api/service.ts';
-import { publicApiMiddleware } from './public-api.ts';
-import { parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
+import { clientAddressOf, publicApiMiddleware } from './public-api.ts';
+import { HostAllowList, parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
 import { Access, type AccessOptions } from './access.ts';
+import { AuthService, type AuthOptions } from './auth/sessions.ts';
+import { hostGuard } from './auth/host-guard.ts';
+import { authRoutes } from './routes/auth.ts';
+import { auditRoutes } from './routes/audit.ts';
+import { audit } from './audit.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -29,6 +34,8 @@ export interface AppOptions {
   allowedHosts?: readonly AllowedHost[];
   /** Sessions and licence for the operator's routes (server/access.ts). */
   access?: AccessOptions;
+  /** Session expiry and the failed sign-in delay (server/auth/sessions.ts); the rest comes from the kernel. */
+  auth?: Pick<AuthOptions, 'idleMinutes' | 'absoluteHours' | 'sleep'>;
 }
 
 export interface RefdeskApp {
@@ -38,6 +45,8 @@ export interface RefdeskApp {
   service: ApiService;
   /** Who may do what on the operator's routes. */
   access: Access;
+  /** The admin account's sign-in and sessions. */
+  auth: AuthService;
 }
 
 /** Errors of a client's connection or framing (reset, aborted, malformed HTTP), not of the server. */
@@ -52,8 +61,12 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   app.proxy = false;
   const jobs = new JobRunner(kernel);
   const service = createApiService(kernel, jobs);
-  const access = new Access(kernel.store, service, options.access);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
+  const hosts = new HostAllowList(allowedHosts);
+  const auth = new AuthService(kernel.store, { dataDir: kernel.env.dataDir, clock: kernel.clock, hosts, ...options.auth }, async (ctx, e) => {
+    await audit(kernel, { ...e, client: clientAddressOf(ctx) });
+  });
+  const access = new Access(kernel.store, service, { sessions: auth, ...options.access });
   app.use(errorMiddleware(kernel.logger));
   // Koa reports here what no middleware can catch: failures of the connection after the handler
   // (a client that resets it, a malformed chunked body). Those are the client's, logged at debug;
@@ -69,6 +82,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     }
     await next();
   });
+  app.use(hostGuard(hosts));
   app.use(
     mcpEndpoint(new ServiceBackend(service), {
       onError: (e) => kernel.logger.warn('mcp request failed', { error: e.message }),
@@ -94,9 +108,11 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
     licenceRoutes(access, options.access?.licence),
     readyRoutes(options.access?.licence),
+    authRoutes(auth),
+    auditRoutes(kernel, access),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, jobs, service, access };
+  return { app, jobs, service, access, auth };
 }

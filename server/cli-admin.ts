@@ -1,25 +1,30 @@
 /**
- * `refdesk keys ...`, `refdesk rename ...` and `refdesk settings ...`: through the running server's loopback admin
- * routes when a server holds the data directory, else on the data directory directly.
+ * `refdesk keys ...`, `refdesk rename ...` and `refdesk settings ...`: through the running server's admin
+ * routes when a server holds the data directory (authenticated with the local CLI token the
+ * server wrote to DATA_DIR/cli-token), else on the data directory directly.
  */
 import type { ApiKeyRecord, ApiKeyRole, RuntimeEnv } from '../core/contracts.ts';
 import type { Kernel } from '../core/kernel.ts';
 import { RefdeskError } from '../core/errors.ts';
 import { createApiKey } from '../core/api-keys.ts';
 import { readDataLock } from '../core/data-lock.ts';
+import { adminAuthHeaders } from './auth/local-files.ts';
+import { resetAdminAccount } from './auth/reset.ts';
 import type { ProcessSettings } from './env.ts';
 import { renameLibrary } from './api/service.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../core/settings.ts';
 
 type OpenKernel = (settings: ProcessSettings, mode: RuntimeEnv['mode']) => Promise<Kernel>;
 
+
 /** Calls an admin route of the server holding the data directory, or returns null when none runs. */
 async function viaServer(settings: ProcessSettings, method: string, path: string, body?: unknown): Promise<Record<string, unknown> | null> {
   const lock = await readDataLock(settings.dataDir);
   if (!lock || lock.mode !== 'server' || !lock.port) return null;
+  const auth = await adminAuthHeaders(settings.dataDir);
   const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: body === undefined ? auth : { ...auth, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = (await res.json()) as Record<string, unknown>;
@@ -36,8 +41,12 @@ async function withKernel<T>(open: OpenKernel, settings: ProcessSettings, mode: 
   }
 }
 
-function keyLine(k: ApiKeyRecord): string {
-  return `${k.id}\t${k.prefix}...\t${k.plan}\t${k.role}\t${k.name || '-'}\t${k.createdAt}\t${k.revokedAt ? 'revoked ' + k.revokedAt : 'active'}\n`;
+type KeyUsage = { used: number; limit: number; resetAt: string };
+
+/** One key a line; through a running server also its use of the current rate-limit window. */
+function keyLine(k: ApiKeyRecord & { usage?: KeyUsage }): string {
+  const usage = k.usage ? `\t${k.usage.used}/${k.usage.limit} requests until ${k.usage.resetAt}` : '';
+  return `${k.id}\t${k.prefix}...\t${k.plan}\t${k.role}\t${k.name || '-'}\t${k.createdAt}\t${k.revokedAt ? 'revoked ' + k.revokedAt : 'active'}${usage}\n`;
 }
 
 export async function cmdKeys(open: OpenKernel, settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
@@ -60,7 +69,7 @@ export async function cmdKeys(open: OpenKernel, settings: ProcessSettings, posit
     }
     case 'list': {
       const keys =
-        ((await viaServer(settings, 'GET', '/keys')) as { keys: ApiKeyRecord[] } | null)?.keys ??
+        ((await viaServer(settings, 'GET', '/keys')) as { keys: Array<ApiKeyRecord & { usage?: KeyUsage }> } | null)?.keys ??
         (await withKernel(open, settings, 'reader', (k) => k.store.listApiKeys()));
       if (keys.length === 0) process.stdout.write('No API keys. Create one: refdesk keys create --name ci\n');
       for (const k of keys) process.stdout.write(keyLine(k));
@@ -89,6 +98,24 @@ export async function cmdRename(open: OpenKernel, settings: ProcessSettings, pos
   const viaHttp = await viaServer(settings, 'POST', '/rename', { from, to });
   const id = viaHttp ? (viaHttp.library as { id: string }).id : (await withKernel(open, settings, 'writer', (k) => renameLibrary(k, from, to))).id;
   process.stdout.write(`Renamed ${from} to ${id}; ${from} now answers 301 with redirectUrl ${id}.\n`);
+  return 0;
+}
+
+/**
+ * `refdesk account reset`: the admin account back to the factory credentials and every session
+ * ended, through the running server (its local CLI token) or on the data directory.
+ */
+export async function cmdAccount(open: OpenKernel, settings: ProcessSettings, positionals: string[]): Promise<number> {
+  if (positionals[0] !== 'reset' || positionals.length !== 1) {
+    throw new RefdeskError('invalid_request', 'account: use "account reset" (the admin account back to admin / refdesk, every session ended).');
+  }
+  const viaHttp = await viaServer(settings, 'POST', '/account/reset', {});
+  const ended = viaHttp
+    ? Number(viaHttp.sessionsEnded)
+    : (await withKernel(open, settings, 'writer', (k) => resetAdminAccount(k.store, settings.dataDir))).sessionsEnded;
+  process.stdout.write(
+    `The admin account is back to the factory credentials (admin / refdesk); ${ended} session(s) ended. Sign in from this machine, or with the setup token in ${settings.dataDir}/setup-token, and change them.\n`,
+  );
   return 0;
 }
 

@@ -7,6 +7,7 @@
  * server's admin API instead. Read commands (libraries, search, context) open the database
  * read-only and never take the lock.
  */
+import { adminAuthHeaders } from './auth/local-files.ts';
 import { parseArgs } from 'node:util';
 import { stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -48,6 +49,8 @@ Commands:
                                          upload); a pinned ID (/owner/repo/v1) deletes that version
   settings [set mcp.requireKey true|false]
                                          show or change server settings (require a key on /mcp)
+  account reset                          the admin account back to admin / refdesk (forced change),
+                                         every session ended (lost password)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
                                          (on 127.0.0.1 with a throwaway local licence unless LICENSE_KEY is set)
   license keygen|issue|show|serve-issuer|trial
@@ -163,7 +166,7 @@ async function followJob(settings: ProcessSettings, base: string, jobId: string,
     let jr: Response;
     try {
       // A busy server may drop a kept-alive connection under a poll: asking again is harmless.
-      jr = await fetch(`${base}/api/admin/jobs/${jobId}`, { signal: AbortSignal.timeout(30_000) });
+      jr = await fetch(`${base}/api/admin/jobs/${jobId}`, { headers: await adminAuthHeaders(settings.dataDir), signal: AbortSignal.timeout(30_000) });
       if (jr.status >= 500) throw new Error(`HTTP ${jr.status}`);
       if (jr.ok) answer = (await jr.json()) as JobAnswer;
       failures = 0;
@@ -201,7 +204,7 @@ async function followJob(settings: ProcessSettings, base: string, jobId: string,
 /** Sends an add request to a running server's admin route, then follows its job. */
 async function addThroughAdminRoute(settings: ProcessSettings, port: number, route: string, init: RequestInit): Promise<number> {
   const base = `http://127.0.0.1:${port}`;
-  const res = await fetch(`${base}/api/admin/${route}`, { method: 'POST', ...init });
+  const res = await fetch(`${base}/api/admin/${route}`, { method: 'POST', ...init, headers: { ...(init.headers as Record<string, string>), ...(await adminAuthHeaders(settings.dataDir)) } });
   const json = (await res.json()) as { libraryName?: string; jobId?: string; message?: string };
   if (!res.ok) {
     process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
@@ -300,7 +303,7 @@ async function cmdDelete(settings: ProcessSettings, positionals: string[]): Prom
   const lock = await readDataLock(settings.dataDir);
   if (lock && lock.mode === 'server' && lock.port) {
     const path = libraryId.split('/').filter(Boolean).map(encodeURIComponent).join('/');
-    const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/libraries/${path}`, { method: 'DELETE' });
+    const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/libraries/${path}`, { method: 'DELETE', headers: await adminAuthHeaders(settings.dataDir) });
     const json = (await res.json().catch(() => ({}))) as { message?: string };
     if (!res.ok) {
       process.stderr.write(`refdesk: ${json.message ?? res.statusText}\n`);
@@ -401,6 +404,8 @@ async function dispatch(argv: string[]): Promise<number> {
       return cmdDelete(settings, rest);
     case 'settings':
       return (await import('./cli-admin.ts')).cmdSettings(openKernel, settings, rest);
+    case 'account':
+      return (await import('./cli-admin.ts')).cmdAccount(openKernel, settings, rest);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;

@@ -14,6 +14,7 @@ import { parseAllowedHosts } from './allowed-hosts.ts';
 import { exitOnStartupFailure } from './startup-error.ts';
 import { installProcessGuards } from './process-guards.ts';
 import { loadLicence, startLine } from './licence.ts';
+import { prepareAuth } from './auth/startup.ts';
 
 /** `http://host:port` for an address the server is bound to (IPv6 in brackets). */
 export function addressUrl(address: string, port: number): string {
@@ -55,7 +56,9 @@ async function main(): Promise<void> {
     server.close();
     throw e;
   }
-  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts, access: { licence } });
+  const configHosts = kernel.config.server?.allowedHosts ?? [];
+  const authStart = await prepareAuth(kernel, { dataDir, boundAddress: bound.address, allowedHostCount: allowedHosts.length + configHosts.length });
+  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts, access: { licence, cliToken: authStart.cliToken } });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
 
@@ -80,7 +83,8 @@ async function main(): Promise<void> {
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });
   const licenceLine = startLine(licence);
   logger.log(licenceLine.level, licenceLine.message);
-  process.stdout.write(`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})\n`);
+  // One write: whoever waits for the listening line has the sign-in notices with it.
+  process.stdout.write([`Refdesk listening on port ${bound.port} (${url}${every}, data: ${dataDir})`, ...authStart.notices].join('\n') + '\n');
 }
 
 /**

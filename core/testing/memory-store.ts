@@ -10,6 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type {
+  AdminAccountRecord,
+  AuditEntry,
+  AuditEntryInput,
+  SessionRecord,
   ApiKeyInput,
   ApiKeyRecord,
   BuildDocument,
@@ -191,6 +195,9 @@ export class MemoryStore implements Store {
   private settings = new Map<string, string>();
   private apiKeys = new Map<string, ApiKeyRecord & { hash: string; rowid: number }>();
   private aliases = new Map<string, string>();
+  private adminAccount: AdminAccountRecord | null = null;
+  private sessions = new Map<string, SessionRecord>();
+  private audit: AuditEntry[] = [];
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -216,6 +223,9 @@ export class MemoryStore implements Store {
     this.settings = new Map();
     this.apiKeys = new Map();
     this.aliases = new Map();
+    this.adminAccount = null;
+    this.sessions = new Map();
+    this.audit = [];
   }
 
   private now(): string {
@@ -689,6 +699,73 @@ export class MemoryStore implements Store {
   async resolveLibraryAlias(id: string): Promise<string | null> {
     this.requireOpen();
     return this.aliases.get(String(id)) ?? null;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Admin account, sessions, audit log
+  // -------------------------------------------------------------------------------------------
+
+  async getAdminAccount(): Promise<AdminAccountRecord | null> {
+    this.requireOpen();
+    return this.adminAccount ? { ...this.adminAccount } : null;
+  }
+
+  async setAdminAccount(account: AdminAccountRecord | null): Promise<void> {
+    this.requireOpen();
+    this.adminAccount = account ? { ...account } : null;
+  }
+
+  async createSession(session: SessionRecord): Promise<void> {
+    this.requireOpen();
+    const now = this.now();
+    for (const [k, s] of this.sessions) if (s.expiresAt <= now) this.sessions.delete(k);
+    this.sessions.set(session.idHash, { ...session });
+  }
+
+  async getSession(idHash: string): Promise<SessionRecord | null> {
+    this.requireOpen();
+    const s = this.sessions.get(String(idHash));
+    return s ? { ...s } : null;
+  }
+
+  async updateSession(idHash: string, patch: { username?: string; mustChangeCredentials?: boolean; lastSeenAt?: string }): Promise<void> {
+    this.requireOpen();
+    const s = this.sessions.get(idHash);
+    if (!s) return;
+    this.sessions.set(idHash, {
+      ...s,
+      ...(patch.username !== undefined ? { username: patch.username } : {}),
+      ...(patch.mustChangeCredentials !== undefined ? { mustChangeCredentials: patch.mustChangeCredentials } : {}),
+      ...(patch.lastSeenAt !== undefined ? { lastSeenAt: patch.lastSeenAt } : {}),
+    });
+  }
+
+  async deleteSessions(which: { idHash: string } | { exceptIdHash: string | null }): Promise<number> {
+    this.requireOpen();
+    let n = 0;
+    for (const k of [...this.sessions.keys()]) {
+      const hit = 'idHash' in which ? k === which.idHash : k !== which.exceptIdHash;
+      if (hit && this.sessions.delete(k)) n++;
+    }
+    return n;
+  }
+
+  async appendAudit(entry: AuditEntryInput): Promise<AuditEntry> {
+    this.requireOpen();
+    const saved: AuditEntry = { ...entry, details: { ...entry.details }, id: (this.audit.at(-1)?.id ?? 0) + 1 };
+    this.audit.push(saved);
+    if (this.audit.length > 20_000) this.audit.splice(0, this.audit.length - 20_000);
+    return saved;
+  }
+
+  async listAudit(query: { limit: number; before?: number }): Promise<AuditEntry[]> {
+    this.requireOpen();
+    const before = query.before;
+    return this.audit
+      .filter((e) => before === undefined || e.id < before)
+      .reverse()
+      .slice(0, query.limit)
+      .map((e) => ({ ...e, details: { ...e.details } }));
   }
 }
 

@@ -7,6 +7,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type {
+  AdminAccountRecord,
+  AuditEntry,
+  AuditEntryInput,
+  SessionRecord,
   ApiKeyInput,
   ApiKeyRecord,
   BuildDocument,
@@ -56,6 +60,7 @@ import {
 import { SegmentCache } from './segment-cache.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
+import { insertAudit, insertSession, patchSession, readAdminAccount, removeSessions, selectAudit, selectSession, writeAdminAccount } from './auth-tables.ts';
 import { duplicateApiKey, renameTargetExists, settingJson, validateApiKeyInput, validateRename, validateSettingKey } from '../../core/store-admin-rules.ts';
 import { all, get, loadSqlJs, num, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 import { sortVersionsNewestFirst } from '../../core/version-order.ts';
@@ -1091,6 +1096,52 @@ export class EmbeddedStore implements Store {
   async resolveLibraryAlias(id: string): Promise<string | null> {
     const row = get(this.requireDb(), 'SELECT target FROM library_aliases WHERE alias = ?', [String(id)]);
     return row ? str(row.target) : null;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Admin account, sessions, audit log (auth-tables.ts). Session touches and audit entries come
+  // with requests: they only mark the database dirty, and the flush timer (flushIntervalMs)
+  // writes them in one export, never one export per request.
+  // -------------------------------------------------------------------------------------------
+
+  async getAdminAccount(): Promise<AdminAccountRecord | null> {
+    return readAdminAccount(this.requireDb());
+  }
+
+  async setAdminAccount(account: AdminAccountRecord | null): Promise<void> {
+    writeAdminAccount(this.requireWritable(), account);
+    await this.persist();
+  }
+
+  async createSession(session: SessionRecord): Promise<void> {
+    insertSession(this.requireWritable(), session, this.now());
+    await this.persist();
+  }
+
+  async getSession(idHash: string): Promise<SessionRecord | null> {
+    return selectSession(this.requireDb(), idHash);
+  }
+
+  async updateSession(idHash: string, patch: { username?: string; mustChangeCredentials?: boolean; lastSeenAt?: string }): Promise<void> {
+    patchSession(this.requireWritable(), idHash, patch);
+    if (patch.username !== undefined || patch.mustChangeCredentials !== undefined) await this.persist();
+    else this.dirty = true; // a touch: batched
+  }
+
+  async deleteSessions(which: { idHash: string } | { exceptIdHash: string | null }): Promise<number> {
+    const n = removeSessions(this.requireWritable(), which);
+    if (n > 0) await this.persist();
+    return n;
+  }
+
+  async appendAudit(entry: AuditEntryInput): Promise<AuditEntry> {
+    const saved = insertAudit(this.requireWritable(), entry);
+    this.dirty = true; // batched
+    return saved;
+  }
+
+  async listAudit(query: { limit: number; before?: number }): Promise<AuditEntry[]> {
+    return selectAudit(this.requireDb(), query);
   }
 
   private jobRecord(id: string): JobRecord | null {

@@ -2,7 +2,7 @@
 import { RefdeskError } from '../../core/errors.ts';
 import { get, type Database } from './sqlite.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -137,6 +137,39 @@ CREATE TABLE IF NOT EXISTS build_snippets (
 );
 `;
 
+/**
+ * Version 4: the admin account (one row once its factory credentials are changed), server-side
+ * sessions (by the SHA-256 of their id) and the audit log of admin actions
+ * (plugins/store-embedded/auth-tables.ts).
+ */
+const SCHEMA_V4 = `
+CREATE TABLE IF NOT EXISTS admin_account (
+  id            INTEGER PRIMARY KEY CHECK (id = 1),
+  username      TEXT NOT NULL,
+  password_hash TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+  id_hash      TEXT PRIMARY KEY,
+  username     TEXT NOT NULL,
+  created_at   TEXT NOT NULL,
+  last_seen_at TEXT NOT NULL,
+  expires_at   TEXT NOT NULL,
+  must_change  INTEGER NOT NULL,
+  client       TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_log (
+  id      INTEGER PRIMARY KEY AUTOINCREMENT,
+  at      TEXT NOT NULL,
+  actor   TEXT NOT NULL,
+  action  TEXT NOT NULL,
+  target  TEXT,
+  outcome TEXT NOT NULL,
+  client  TEXT NOT NULL,
+  details TEXT NOT NULL DEFAULT '{}'
+);
+`;
+
 /** The schema version recorded in the file, or null for an empty database. */
 export function readSchemaVersion(db: Database): number | null {
   const hasMeta = get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
@@ -165,6 +198,7 @@ export function ensureSchema(db: Database, fileForMessages: string): boolean {
   if (found === null || found < 1) db.exec(SCHEMA_V1);
   if (found === null || found < 2) db.exec(SCHEMA_V2);
   if (found === null || found < 3) db.exec(SCHEMA_V3);
+  if (found === null || found < 4) db.exec(SCHEMA_V4);
   db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
   return true;
 }

@@ -15,22 +15,26 @@ import { readJsonBody, saveBody } from '../body.ts';
 import { objectBody, onlyFields, optionalString, requiredString as requiredField } from '../api/params.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
 import type { ApiKeyRole } from '../../core/contracts.ts';
-import type { Access } from '../access.ts';
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+import type { Access, Caller } from '../access.ts';
+import { actorOf, audit } from '../audit.ts';
+import { resetAdminAccount } from '../auth/reset.ts';
 
 /**
- * Operator routes. Until API keys exist they answer only requests from this machine
- * (loopback), which is how the `refdesk` CLI talks to a running server.
+ * Operator routes: an admin session (cookie, with its CSRF token on changes), an admin API key
+ * (`Authorization: Bearer rdk_...`) or the local CLI token (DATA_DIR/cli-token), through
+ * `access.requireAdmin`. Changes are recorded in the audit log (server/audit.ts).
  */
 export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService, access: Access, opts: { maxUploadBytes: number }): Router {
   const r = newRouter('/api/admin');
   r.use(async (ctx: Context, next: Next) => {
-    if (!LOOPBACK.has(ctx.request.socket.remoteAddress ?? '')) {
-      throw new RefdeskError('forbidden', 'Admin routes answer only local requests on this version.');
-    }
+    ctx.state.admin = await access.requireAdmin(ctx, 'This operator route (/api/admin)');
     await next();
   });
+  /** Records an admin action of this request. */
+  const record_ = (ctx: Context, action: string, target: string | null, details?: Record<string, unknown>) => {
+    const caller = ctx.state.admin as Caller;
+    return audit(kernel, { actor: actorOf(caller), action, target, outcome: 'success', client: caller.client, details });
+  };
 
   r.get('/libraries', async (ctx) => {
     const libs = await kernel.store.listLibraries();
@@ -49,25 +53,51 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     onlyFields(body, ['name', 'plan', 'role']);
     const role = optionalString(body, 'role', 20) as ApiKeyRole | undefined;
     const { key, record } = await service.createKey({ name: optionalString(body, 'name', 100), plan: optionalString(body, 'plan', 100), role });
+    await record_(ctx, 'keys.create', record.id, { name: record.name, plan: record.plan, role: record.role });
     ctx.status = 201;
     ctx.body = { key, record };
   });
 
+  /** Each key with its use of the current rate-limit window (`usage`: used, limit, remaining, resetAt). */
   r.get('/keys', async (ctx) => {
-    ctx.body = { keys: await kernel.store.listApiKeys() };
+    const keys = await kernel.store.listApiKeys();
+    ctx.body = {
+      keys: keys.map((k) => {
+        const d = service.rateLimiter.peek(`key:${k.id}`, service.rateLimiter.ruleFor(k.plan));
+        return { ...k, usage: { used: d.limit - d.remaining, limit: d.limit, remaining: d.remaining, resetAt: new Date(d.resetAt * 1000).toISOString() } };
+      }),
+    };
   });
 
   r.delete('/keys/:id', async (ctx) => {
     const record = await kernel.store.revokeApiKey(ctx.params.id);
     if (!record) throw new RefdeskError('invalid_request', `Unknown key id "${ctx.params.id.slice(0, 40)}"; list the keys with refdesk keys list.`);
+    await record_(ctx, 'keys.revoke', record.id, { name: record.name });
     ctx.body = { record };
+  });
+
+  /**
+   * Credential recovery: the admin account back to the factory credentials, every session ended
+   * (server/auth/reset.ts). Only the local CLI token (`refdesk account reset`): whoever can read
+   * DATA_DIR.
+   */
+  r.post('/account/reset', async (ctx) => {
+    const caller = ctx.state.admin as Caller;
+    if (caller.kind !== 'key' || caller.key.id !== 'cli') {
+      throw new RefdeskError('forbidden', 'Resetting the admin account is done on the server\'s machine: refdesk account reset (it uses DATA_DIR/cli-token).');
+    }
+    const { sessionsEnded } = await resetAdminAccount(kernel.store, kernel.env.dataDir);
+    await record_(ctx, 'auth.reset', null, { sessionsEnded });
+    ctx.body = { sessionsEnded, message: 'The admin account is back to the factory credentials (admin / refdesk); sign in from this machine or with the setup token in DATA_DIR/setup-token, then change them.' };
   });
 
   /** Renames a library: {from, to}; the old ID then answers 301 with the new one. */
   r.post('/rename', async (ctx) => {
     const body = objectBody(await readJsonBody(ctx));
     onlyFields(body, ['from', 'to']);
-    const library = await service.renameLibrary(requiredField(body, 'from'), requiredField(body, 'to'));
+    const from = requiredField(body, 'from');
+    const library = await service.renameLibrary(from, requiredField(body, 'to'));
+    await record_(ctx, 'library.rename', library.id, { from });
     ctx.body = { library: libraryJson(library), message: `Renamed to ${library.id}; the old ID answers 301 with redirectUrl ${library.id}.` };
   });
 
@@ -78,7 +108,9 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
    */
   r.delete('/libraries/*id', async (ctx) => {
     const raw = String(ctx.params.id ?? '');
-    ctx.body = await deleteLibrary(kernel, raw.startsWith('/') ? raw : `/${raw}`);
+    const id = raw.startsWith('/') ? raw : `/${raw}`;
+    ctx.body = await deleteLibrary(kernel, id);
+    await record_(ctx, 'library.delete', id);
   });
 
   /** Settings the operator may change at run time. */
@@ -89,7 +121,10 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
   r.patch('/settings', async (ctx) => {
     const body = objectBody(await readJsonBody(ctx));
     onlyFields(body, [MCP_REQUIRE_KEY]);
-    if (body[MCP_REQUIRE_KEY] !== undefined) await setMcpRequireKey(kernel.store, body[MCP_REQUIRE_KEY] as boolean);
+    if (body[MCP_REQUIRE_KEY] !== undefined) {
+      await setMcpRequireKey(kernel.store, body[MCP_REQUIRE_KEY] as boolean);
+      await record_(ctx, 'settings.change', MCP_REQUIRE_KEY, { value: body[MCP_REQUIRE_KEY] });
+    }
     ctx.body = { [MCP_REQUIRE_KEY]: await getMcpRequireKey(kernel.store) };
   });
 

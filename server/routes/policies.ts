@@ -5,6 +5,7 @@ import { principalOf } from '../public-api.ts';
 import { readJsonBody } from '../body.ts';
 import { requireAdmin } from '../api/auth.ts';
 import type { Access } from '../access.ts';
+import { audit } from '../audit.ts';
 
 /** GET and PATCH /api/v2/policies */
 export function policyRoutes(service: ApiService, access: Access): Router {
@@ -17,7 +18,12 @@ export function policyRoutes(service: ApiService, access: Access): Router {
     // Authorisation first: an anonymous or member caller gets 401/403 whatever the body holds.
     requireAdmin(principal, 'Changing the policy');
     access.requireLicence('Changing the policy');
-    ctx.body = await service.patchPolicyFor(principal, await readJsonBody(ctx));
+    const body = await readJsonBody(ctx);
+    ctx.body = await service.patchPolicyFor(principal, body);
+    if (principal.kind === 'key') {
+      const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).slice(0, 20) : [];
+      await audit(service.kernel, { actor: `key:${principal.key.id}`, action: 'policy.change', target: null, outcome: 'success', client: principal.client, details: { fields } });
+    }
   });
   return r;
 }

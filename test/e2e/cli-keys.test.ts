@@ -43,6 +43,7 @@ describe('refdesk keys and rename', { timeout: 180_000 }, () => {
     const list = await runRefdesk(['keys', 'list'], dir);
     assert.match(list.stdout, /\toffline\t/);
     assert.match(list.stdout, /\tadmin\tonline\t/);
+    assert.match(list.stdout, /\tadmin\tonline\t.*\tactive\t0\/\d+ requests until \d{4}-/, 'through the server: each key\'s use of the current window');
     assert.ok(!list.stdout.includes(key1) && !list.stdout.includes(key2), 'keys are never listed');
     const id1 = list.stdout.split('\n').find((l) => l.includes('\toffline\t'))!.split('\t')[0];
     assert.equal((await runRefdesk(['keys', 'revoke', id1], dir)).code, 0);

@@ -129,6 +129,8 @@ describe('refdesk add through a running server', { timeout: 120_000 }, () => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
+      // The CLI authenticates with the local admin token the server wrote to DATA_DIR/cli-token.
+      if (req.headers.authorization !== 'Bearer rdcli_relay-test-token') return send(401, { error: 'unauthorized', message: 'no admin credentials' });
       if (req.method === 'POST' && req.url?.startsWith('/api/admin/upload?')) {
         req.resume();
         req.on('end', () => send(202, { libraryName: '/docs/relayed', jobId, message: `Queued ingest of /docs/relayed (job ${jobId}).` }));
@@ -152,6 +154,7 @@ describe('refdesk add through a running server', { timeout: 120_000 }, () => {
     const data = join(dir, 'relay-data');
     mkdirSync(data);
     writeFileSync(join(data, 'refdesk.lock'), JSON.stringify({ pid: process.pid, mode: 'server', port, startedAt: new Date().toISOString() }) + '\n');
+    writeFileSync(join(data, 'cli-token'), 'rdcli_relay-test-token\n', { mode: 0o600 });
     try {
       const r = await runRefdesk(['add', docs, '--name', 'relayed'], data, 60_000, { LOG_FORMAT: '' });
       assert.equal(r.code, 0, r.stderr);

@@ -499,12 +499,12 @@ describe('refdesk add killed mid-ingest', { ...SKIP, timeout: 900_000 }, () => {
       let state = '';
       for (const until = Date.now() + 480_000; Date.now() < until && state !== 'succeeded' && state !== 'failed'; ) {
         await sleep(200);
-        state = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`)).body.job.state;
+        state = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`, 15_000, server.adminAuth)).body.job.state;
       }
       assert.equal(state, 'succeeded');
-      const log = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`)).body.log.map((l: { message: string }) => l.message);
+      const log = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`, 15_000, server.adminAuth)).body.log.map((l: { message: string }) => l.message);
       assert.ok(log.some((m: string) => /^resumed after restart/.test(m)), log.join('\n'));
-      const libs = (await httpGet(`${server.base}/api/admin/libraries`)).body.libraries;
+      const libs = (await httpGet(`${server.base}/api/admin/libraries`, 15_000, server.adminAuth)).body.libraries;
       const koa = libs.find((l: { id: string }) => l.id === '/docs/koa');
       assert.notEqual(koa.totalSnippets, koaBefore?.snippets, 'the re-index from the python corpus was finalized');
     } finally {

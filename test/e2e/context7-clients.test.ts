@@ -15,7 +15,7 @@ import { Agent, Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'und
 import { Context7 } from '@upstash/context7-sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { createKey, indexUpload, startApiServer, writeDocs, type ApiServer } from '../server/helpers/api-server.ts';
+import { adminAuth, createKey, indexUpload, startApiServer, writeDocs, type ApiServer } from '../server/helpers/api-server.ts';
 
 let s: ApiServer;
 let key: string;
@@ -110,9 +110,9 @@ describe('the official Context7 clients work against Refdesk', () => {
 
   test('@upstash/context7-mcp with CONTEXT7_API_KEY: the key is sent and checked', async () => {
     const revoke = await createKey(s.base, { name: 'to-revoke' });
-    const list = await fetch(`${s.base}/api/admin/keys`).then((r) => r.json() as Promise<{ keys: Array<{ id: string; prefix: string }> }>);
+    const list = await fetch(`${s.base}/api/admin/keys`, { headers: adminAuth }).then((r) => r.json() as Promise<{ keys: Array<{ id: string; prefix: string }> }>);
     const rec = list.keys.find((k) => revoke.startsWith(k.prefix))!;
-    await fetch(`${s.base}/api/admin/keys/${rec.id}`, { method: 'DELETE' });
+    await fetch(`${s.base}/api/admin/keys/${rec.id}`, { method: 'DELETE', headers: adminAuth });
     for (const [apiKey, expect] of [
       [key, /Context7-compatible library ID: \/docs\/tiny-router/],
       [revoke, /revoked/],

@@ -4,7 +4,7 @@
  * a child has a timeout, so a test run never hangs on a stuck process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -172,6 +172,8 @@ export async function stopAll(): Promise<void> {
 export interface RefdeskServer extends RefdeskProcess {
   port: number;
   base: string;
+  /** The Authorization header of the server's local admin token (DATA_DIR/cli-token), as the CLI sends it. */
+  adminAuth: { authorization: string };
   /** SIGTERM and wait (SIGKILL after a grace period). */
   stop(): Promise<Exit>;
 }
@@ -186,12 +188,13 @@ export async function startServer(dataDir: string, timeoutMs = 30_000, extraEnv:
     throw e;
   }
   const port = Number(m[1]);
-  return Object.assign(p, { port, base: `http://127.0.0.1:${port}`, stop: () => stopProcess(p.child) });
+  const adminAuth = { authorization: `Bearer ${readFileSync(join(dataDir, 'cli-token'), 'utf8').trim()}` };
+  return Object.assign(p, { port, base: `http://127.0.0.1:${port}`, adminAuth, stop: () => stopProcess(p.child) });
 }
 
 /** fetch with a timeout; answers the status and the body as text (and parsed when JSON). */
-export async function httpGet(url: string, timeoutMs = 15_000): Promise<{ status: number; text: string; body: any }> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+export async function httpGet(url: string, timeoutMs = 15_000, headers: Record<string, string> = {}): Promise<{ status: number; text: string; body: any }> {
+  const res = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
   const text = await res.text();
   const type = res.headers.get('content-type') ?? '';
   return { status: res.status, text, body: type.includes('json') ? JSON.parse(text) : undefined };

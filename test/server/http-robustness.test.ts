@@ -67,6 +67,8 @@ function raw(head: string, body: Buffer | string = '', opts: { abortAfter?: numb
 /** Request head with Connection: close (so the answer ends with the socket). */
 function head(method: string, path: string, headers: Record<string, string | number> = {}): string {
   const lines = [`${method} ${path} HTTP/1.1`, `Host: 127.0.0.1:${server.port}`, 'Connection: close'];
+  // The operator routes need an admin: the server's local admin token, as the CLI sends it.
+  if (path.startsWith('/api/admin') && !Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) lines.push(`Authorization: ${server.adminAuth.authorization}`);
   for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
   return lines.join('\r\n') + '\r\n\r\n';
 }

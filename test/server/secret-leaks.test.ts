@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
 import { createApiKey } from '../../core/api-keys.ts';
+import { TEST_CLI_TOKEN, adminAuth } from './helpers/api-server.ts';
 import type { SourceContext } from '../../core/contracts.ts';
 import { createApp, type RefdeskApp } from '../../server/app.ts';
 import { listenOnLoopback } from '../helpers/listen.ts';
@@ -98,7 +99,7 @@ describe('secrets planted by upstreams reach no client, job log, log line or err
     });
     await kernel.open();
     key = (await createApiKey(kernel.store, { name: 'leaks' }, { names: Object.keys(kernel.config.rateLimits.plans), defaultPlan: kernel.config.rateLimits.defaultPlan })).key;
-    refdesk = createApp(kernel);
+    refdesk = createApp(kernel, { access: { cliToken: TEST_CLI_TOKEN } });
     http = createServer(refdesk.app.callback());
     base = await listenOnLoopback(http);
     git = await gitFixture(Object.fromEntries(REPOS.map((r) => [`${r}.git`, GIT_TOKEN])));
@@ -128,7 +129,7 @@ describe('secrets planted by upstreams reach no client, job log, log line or err
     await refdesk.jobs.idle();
     const [job] = await kernel.store.listJobs({ libraryId: libraryName, limit: 1 });
     assert.equal(job.state, 'failed', JSON.stringify(job));
-    const status = await (await fetch(`${base}/api/admin/jobs/${job.id}`)).text();
+    const status = await (await fetch(`${base}/api/admin/jobs/${job.id}`, { headers: adminAuth })).text();
     assertClean('the job status answer (job and log)', status);
     const context = await (await fetch(`${base}/api/v2/context?${new URLSearchParams({ libraryId: libraryName, query: 'widgets' })}`, { headers: { authorization: `Bearer ${key}` } })).text();
     assertClean('the context answer', context);

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../../core/kernel.ts';
+import type { Clock } from '../../../core/contracts.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
-import { createApp, type RefdeskApp } from '../../../server/app.ts';
+import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
 import { testLicence, type TestLicenceOptions } from '../../helpers/licence.ts';
 
@@ -26,7 +27,19 @@ export interface ApiServerOptions {
   withTestRerankers?: boolean;
   /** The licence the server runs with (a key of the test issuer): one valid for a year unless given. */
   licence?: TestLicenceOptions;
+  /** More createApp options (session expiry, sign-in delays, allowed hosts...). */
+  app?: AppOptions;
+  /** The kernel's clock (sessions, rate limits, audit times). */
+  clock?: Clock;
 }
+
+/**
+ * The local admin token of the test servers (as the real server writes to DATA_DIR/cli-token):
+ * `call()` sends it on /api/admin and /api/audit requests that carry no credentials of their
+ * own, as the `refdesk` CLI does. Pass `anonymous: true` to send none.
+ */
+export const TEST_CLI_TOKEN = 'rdcli_test-admin-token-of-the-api-server-helper';
+export const adminAuth = { authorization: `Bearer ${TEST_CLI_TOKEN}` };
 
 export interface ApiServer {
   kernel: Kernel;
@@ -51,9 +64,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const config = { plugins, network: { allowHosts: ['127.0.0.1'] }, ...opts.config };
   const configFile = join(scratch, 'refdesk.yaml');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
+  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}), ...(opts.clock ? { clock: opts.clock } : {}) });
   await kernel.open();
-  const refdesk = createApp(kernel, { access: { licence: testLicence(opts.licence) } });
+  const refdesk = createApp(kernel, { ...opts.app, access: { licence: testLicence(opts.licence), cliToken: TEST_CLI_TOKEN, ...opts.app?.access } });
   const server: Server = createServer(refdesk.app.callback());
   const base = await listenOnLoopback(server);
   return {
@@ -98,8 +111,10 @@ export interface Reply {
 }
 
 /** One HTTP request; JSON bodies are sent as JSON; redirects are not followed. */
-export async function call(base: string, method: string, path: string, init: { headers?: Record<string, string>; json?: unknown; body?: RequestInit['body'] } = {}): Promise<Reply> {
+export async function call(base: string, method: string, path: string, init: { headers?: Record<string, string>; json?: unknown; body?: RequestInit['body']; anonymous?: boolean } = {}): Promise<Reply> {
   const headers: Record<string, string> = { ...init.headers };
+  const own = Object.keys(headers).some((h) => ['authorization', 'cookie', 'refdesk_api_key'].includes(h.toLowerCase()));
+  if (!own && !init.anonymous && /^\/api\/(admin|audit)([/?]|$)/.test(path)) Object.assign(headers, adminAuth);
   let body = init.body;
   if (init.json !== undefined) {
     headers['content-type'] ??= 'application/json';
@@ -113,7 +128,7 @@ export async function call(base: string, method: string, path: string, init: { h
 
 export const qs = (params: Record<string, string>) => '?' + new URLSearchParams(params).toString();
 
-/** Creates an API key through the loopback admin route; returns the key. */
+/** Creates an API key through the admin route (with the helper's local admin token); returns the key. */
 export async function createKey(base: string, input: { name?: string; plan?: string; role?: 'member' | 'admin' } = {}): Promise<string> {
   const r = await call(base, 'POST', '/api/admin/keys', { json: input });
   if (r.status !== 201) throw new Error(`key creation failed: ${r.text}`);
