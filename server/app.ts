@@ -15,6 +15,8 @@ import { createApiService, type ApiService } from './api/service.ts';
 import { publicApiMiddleware } from './public-api.ts';
 import { parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
 import { Access, type AccessOptions } from './access.ts';
+import { settingsRoutes, type SettingsRouteOptions } from './routes/settings.ts';
+import { setupRoutes, type SetupRouteOptions } from './routes/setup.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -27,6 +29,10 @@ export interface AppOptions {
   allowedHosts?: readonly AllowedHost[];
   /** Sessions and licence for the operator's routes (server/access.ts). */
   access?: AccessOptions;
+  /** /api/settings: the audit writer and the provider test's time limit. */
+  settings?: SettingsRouteOptions;
+  /** /api/setup: where it learns whether the factory credentials were changed. */
+  setup?: SetupRouteOptions;
 }
 
 export interface RefdeskApp {
@@ -87,9 +93,11 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     contextRoutes(service),
     policyRoutes(service, access),
     addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }),
-    refreshRoutes(service),
+    refreshRoutes(service, access),
     openApiRoutes(),
     adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
+    settingsRoutes(kernel, access, options.settings),
+    setupRoutes(kernel, access, options.setup),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

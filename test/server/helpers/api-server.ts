@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../../core/kernel.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
-import { createApp, type RefdeskApp } from '../../../server/app.ts';
+import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
+import type { Logger } from '../../../core/contracts.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -23,6 +24,10 @@ export interface ApiServerOptions {
   withoutTestSources?: boolean;
   /** Add the misbehaving rerankers plugin. */
   withTestRerankers?: boolean;
+  /** Options of createApp (sessions, licence, audit...). */
+  app?: AppOptions;
+  /** The kernel's logger (default: errors only, dropped). */
+  logger?: Logger;
 }
 
 export interface ApiServer {
@@ -48,9 +53,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const config = { plugins, network: { allowHosts: ['127.0.0.1'] }, ...opts.config };
   const configFile = join(scratch, 'refdesk.yaml');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
+  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: opts.logger ?? createConsoleLogger('error', () => {}) });
   await kernel.open();
-  const refdesk = createApp(kernel);
+  const refdesk = createApp(kernel, opts.app);
   const server: Server = createServer(refdesk.app.callback());
   const base = await listenOnLoopback(server);
   return {
