@@ -139,8 +139,14 @@ export interface SettingsPatch {
   mcp?: { requireKey?: boolean };
 }
 
+/** At most this many problems are listed, each cut to PROBLEM_CHARS (a body may name 50,000 unknown fields). */
+const MAX_PROBLEMS = 8;
+const PROBLEM_CHARS = 200;
+
 function invalid(problems: string[]): never {
-  throw new RefdeskError('invalid_request', `Invalid settings: ${problems.join('; ')}.`);
+  const shown = problems.slice(0, MAX_PROBLEMS).map((p) => (p.length > PROBLEM_CHARS ? `${p.slice(0, PROBLEM_CHARS)}...` : p));
+  const more = problems.length > MAX_PROBLEMS ? `; and ${problems.length - MAX_PROBLEMS} more` : '';
+  throw new RefdeskError('invalid_request', `Invalid settings: ${shown.join('; ')}${more}.`);
 }
 
 /** A host name (or IPv4 address), optionally `:port`, lower-cased. */
