@@ -10,4 +10,7 @@ export interface GitCredentials {
    * settings name no token for that host. Never throws for an unknown host.
    */
   tokenFor(url: { transport: string; host: string; port: string }): Promise<{ token: string; provider: 'github' | 'gitlab' } | undefined>;
+
+  /** The kind of a self-managed host named in the settings (`git.hosts`), whether or not it has a token. */
+  providerFor?(url: { host: string; port: string }): Promise<'github' | 'gitlab' | undefined>;
 }

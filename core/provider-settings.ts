@@ -441,6 +441,13 @@ export interface GitHostToken {
  * own token when the host is named in `git.hosts` (by name, or name and port). Nothing for any
  * other host: a token never goes to a host it was not given for.
  */
+/** The named host entry of `git.hosts` for a host (name and port first, then name alone). */
+export function gitHostEntry(git: StoredGit, url: { host: string; port: string }): StoredGitHost | undefined {
+  const host = url.host.toLowerCase();
+  const withPort = url.port ? `${host}:${url.port}` : host;
+  return (git.hosts ?? []).find((h) => h.host === withPort) ?? (git.hosts ?? []).find((h) => h.host === host && !h.host.includes(':'));
+}
+
 export function gitTokenFor(git: StoredGit, box: SecretBox, url: { transport: string; host: string; port: string }): GitHostToken | undefined {
   if (url.transport !== 'https' && url.transport !== 'http') return undefined;
   const host = url.host.toLowerCase();
@@ -448,8 +455,7 @@ export function gitTokenFor(git: StoredGit, box: SecretBox, url: { transport: st
     if (host === 'github.com' && git.githubToken) return { token: box.open(git.githubToken), provider: 'github' };
     if (host === 'gitlab.com' && git.gitlabToken) return { token: box.open(git.gitlabToken), provider: 'gitlab' };
   }
-  const withPort = url.port ? `${host}:${url.port}` : host;
-  const entry = (git.hosts ?? []).find((h) => h.host === withPort) ?? (git.hosts ?? []).find((h) => h.host === host && !h.host.includes(':'));
+  const entry = gitHostEntry(git, url);
   if (!entry?.token) return undefined;
   return { token: box.open(entry.token), provider: entry.provider };
 }

@@ -10,6 +10,7 @@ import { POLICY_SETTING, normalizePolicy, type Policy } from './policy.ts';
 import type { SecretBox } from './secrets.ts';
 import type { GitCredentials } from './git-credentials.ts';
 import {
+  gitHostEntry,
   gitTokenFor,
   gitView,
   mergeSettings,
@@ -137,6 +138,9 @@ export function settingsGitCredentials(store: Store, box: SecretBox): GitCredent
   return {
     async tokenFor(url) {
       return gitTokenFor(objectSetting<StoredGit>(await store.getSetting(GIT_SETTING)), box, url);
+    },
+    async providerFor(url) {
+      return gitHostEntry(objectSetting<StoredGit>(await store.getSetting(GIT_SETTING)), url)?.provider;
     },
   };
 }

@@ -113,6 +113,24 @@ export class GitSource implements Source {
   }
 
   /**
+   * A spec without `provider` for a host the settings name as a self-managed GitHub or GitLab
+   * gets that provider, so its web-page URLs (`.../-/tree/<branch>/<folder>`) and library ID are
+   * read as that platform's.
+   */
+  private async withSettingsProvider(spec: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (spec.provider || !this.deps.credentials?.providerFor) return spec;
+    let url;
+    try {
+      url = parseGitUrl(spec.url);
+    } catch {
+      return spec; // normalizeGitSpec reports the URL's problem
+    }
+    if (url.transport !== 'https' && url.transport !== 'http') return spec;
+    const provider = await this.deps.credentials.providerFor(url);
+    return provider ? { ...spec, provider } : spec;
+  }
+
+  /**
    * The token for the platform's stars API: the spec's as before; a settings token only where
    * that API is on the host the token was given for (github.com's API, gitlab.com, or a
    * self-managed GitLab's own /api/v4 when no other API URL is configured).
@@ -130,7 +148,7 @@ export class GitSource implements Source {
    * its branch and folder, and file:// URLs are refused unless the operator allows them.
    */
   async prepare(spec: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const out = normalizeGitSpec(spec);
+    const out = normalizeGitSpec(await this.withSettingsProvider(spec));
     if (!this.options.allowFileUrls && parseGitUrl(out.url).transport === 'file') {
       throw new RefdeskError('invalid_request', 'file:// repository URLs are turned off on this server (they read its own disk): give an https or ssh repository URL, or upload the folder instead. An operator can allow them with the git source option allowFileUrls.');
     }

@@ -126,4 +126,18 @@ describe('git tokens from the settings', () => {
     const done = await runIngestJob(kernel, job.id);
     assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
   });
+
+  test('a host named as a self-managed GitLab reads its web-page URLs as GitLab does (.../-/tree/<branch>/<folder>)', async () => {
+    const page = `${fx.server.base}/team/private-docs/-/tree/main/docs`;
+    await patchSettings(kernel.store, kernel.secrets, { git: { hosts: [] } });
+    const plain = await addLibrary(kernel, { source: 'git', spec: { url: page } }).then((r) => r.library.id, (e: Error) => e.message);
+    assert.notEqual(plain, '/team/private-docs', 'an unnamed host is a plain git server');
+
+    await patchSettings(kernel.store, kernel.secrets, { git: { hosts: [{ host: '127.0.0.1', provider: 'gitlab', token: TOKEN }] } });
+    const { library, job } = await addLibrary(kernel, { source: 'git', spec: { url: page } });
+    assert.equal(library.id, '/team/private-docs');
+    assert.deepEqual({ url: library.source.spec.url, branch: library.source.spec.branch, folder: library.source.spec.folder, provider: library.source.spec.provider }, { url: fx.url('team/private-docs').replace(/\.git$/, ''), branch: 'main', folder: 'docs', provider: 'gitlab' });
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+  });
 });
