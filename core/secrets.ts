@@ -81,13 +81,10 @@ export function parseSecretKey(key: EnvSecretKey): Buffer {
  */
 export function dataDirSecretBox(dataDir: string, envKey: string | EnvSecretKey | null = envSecretKey()): SecretBox {
   const shared = typeof envKey === 'string' ? (envKey ? { value: envKey, name: 'ENCRYPTION_KEY (or REFDESK_SECRET_KEY)' } : null) : envKey;
-  let key: Buffer | null = null;
+  // A shared key is checked at once: a bad ENCRYPTION_KEY stops the start, not a later request.
+  let key: Buffer | null = shared ? parseSecretKey(shared) : null;
   const load = (): Buffer => {
     if (key) return key;
-    if (shared) {
-      key = parseSecretKey(shared);
-      return key;
-    }
     const file = join(dataDir, SECRET_KEY_FILE);
     if (existsSync(file)) {
       key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
