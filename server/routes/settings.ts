@@ -74,7 +74,9 @@ export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRou
     if (extra.length) throw new RefdeskError('invalid_request', `Unknown field "${extra[0].slice(0, 40)}": the body takes only "timeoutMs" (the test uses the saved settings; PATCH /api/settings first).`);
     const t = (body as { timeoutMs?: unknown }).timeoutMs;
     if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 1 || t > 30_000)) throw new RefdeskError('invalid_request', '"timeoutMs" must be an integer from 1 to 30000.');
-    const resolved = await getResolvedProviders(kernel.store, kernel.secrets);
+    const resolved = await getResolvedProviders(kernel.store, kernel.secrets).catch(() => {
+      throw new RefdeskError('invalid_request', 'A saved key cannot be opened with this server\'s sealing key (ENCRYPTION_KEY or DATA_DIR/secret.key changed; GET /api/settings shows it "unreadable"): enter it again with PATCH /api/settings.');
+    });
     ctx.body = await checkProviders(resolved, { timeoutMs: (t as number | undefined) ?? opts.checkTimeoutMs ?? 10_000 });
   });
   return r;
