@@ -9,6 +9,7 @@ import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfi
 import { ConfigError } from './errors.ts';
 import { Tokens } from './tokens.ts';
 import { dataDirSecretBox, type SecretBox } from './secrets.ts';
+import { settingsGitCredentials } from './settings.ts';
 import { createConsoleLogger, systemClock } from './services.ts';
 import { createGuardedFetch } from './net/guarded-fetch.ts';
 
@@ -96,6 +97,7 @@ export async function buildKernel(loaded: LoadedConfig, services: KernelServices
   const store = await make<Store>(definitions.get('store')!.get(config.slots.store)!);
   container.registerInstance(Tokens.Store, store);
   const kernel = new Kernel(config, file, container, store, logger, clock, services.env);
+  container.registerInstance(Tokens.GitCredentials, settingsGitCredentials(store, kernel.secrets));
 
   if (config.slots.embedder) kernel.embedder = await make<Embedder>(definitions.get('embedder')!.get(config.slots.embedder)!);
   if (config.slots.reranker) kernel.reranker = await make<Reranker>(definitions.get('reranker')!.get(config.slots.reranker)!);

@@ -2,8 +2,9 @@
  * Secrets at rest: source parameters marked `writeOnly` in a source's specSchema (git tokens,
  * Confluence API tokens, ...) are sealed with AES-256-GCM before the spec reaches the Store, and
  * opened only in memory when a job hands the spec to its Source. The key lives in
- * `<dataDir>/secret.key` (created on first use, mode 0600), or comes from REFDESK_SECRET_KEY
- * (32 bytes, base64) so several machines can share one database.
+ * `<dataDir>/secret.key` (created on first use, mode 0600), or comes from ENCRYPTION_KEY (32
+ * bytes, base64 or 64 hex digits) so several machines can share one database. REFDESK_SECRET_KEY
+ * is the older name of ENCRYPTION_KEY and still read when ENCRYPTION_KEY is unset.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
@@ -43,23 +44,47 @@ export function createSecretBox(key: Buffer): SecretBox {
       } catch {
         throw new RefdeskError(
           'internal_error',
-          'A stored secret cannot be opened: the secret key changed (secret.key or REFDESK_SECRET_KEY). Add the source again with its token.',
+          'A stored secret cannot be opened: the secret key changed (DATA_DIR/secret.key or ENCRYPTION_KEY). Set the key it was sealed with, or enter the secret again (the source\'s token, or the setting in PATCH /api/settings).',
         );
       }
     },
   };
 }
 
-/** The data directory's box: REFDESK_SECRET_KEY, else `<dataDir>/secret.key`, created when missing. */
-export function dataDirSecretBox(dataDir: string, envKey = process.env.REFDESK_SECRET_KEY): SecretBox {
-  let key: Buffer | null = null;
+/** Where a shared key comes from: its text and the variable that held it (for messages). */
+export interface EnvSecretKey {
+  value: string;
+  name: string;
+}
+
+/** The shared key from the environment: ENCRYPTION_KEY, else the older REFDESK_SECRET_KEY; null when neither is set. */
+export function envSecretKey(env: NodeJS.ProcessEnv = process.env): EnvSecretKey | null {
+  if (env.ENCRYPTION_KEY) return { value: env.ENCRYPTION_KEY, name: 'ENCRYPTION_KEY' };
+  if (env.REFDESK_SECRET_KEY) return { value: env.REFDESK_SECRET_KEY, name: 'REFDESK_SECRET_KEY' };
+  return null;
+}
+
+/** 32 bytes from base64 or 64 hex digits; a config_error naming the variable otherwise (never its value). */
+export function parseSecretKey(key: EnvSecretKey): Buffer {
+  const text = key.value.trim();
+  const bytes = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, 'base64');
+  if (bytes.length !== 32) {
+    throw new RefdeskError('config_error', `${key.name} must be 32 bytes, written as base64 (44 characters) or 64 hex digits; create one with: openssl rand -base64 32`);
+  }
+  return bytes;
+}
+
+/**
+ * The data directory's box: ENCRYPTION_KEY (or REFDESK_SECRET_KEY), else `<dataDir>/secret.key`,
+ * created when missing. `envKey` overrides the environment (a string is taken as ENCRYPTION_KEY;
+ * '' or null: no shared key).
+ */
+export function dataDirSecretBox(dataDir: string, envKey: string | EnvSecretKey | null = envSecretKey()): SecretBox {
+  const shared = typeof envKey === 'string' ? (envKey ? { value: envKey, name: 'ENCRYPTION_KEY (or REFDESK_SECRET_KEY)' } : null) : envKey;
+  // A shared key is checked at once: a bad ENCRYPTION_KEY stops the start, not a later request.
+  let key: Buffer | null = shared ? parseSecretKey(shared) : null;
   const load = (): Buffer => {
     if (key) return key;
-    if (envKey) {
-      key = Buffer.from(envKey, 'base64');
-      if (key.length !== 32) throw new RefdeskError('config_error', 'REFDESK_SECRET_KEY must be 32 bytes encoded as base64.');
-      return key;
-    }
     const file = join(dataDir, SECRET_KEY_FILE);
     if (existsSync(file)) {
       key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');

@@ -1,11 +1,28 @@
 /**
- * Persisted server settings, kept in the Store (`getSetting`/`setSetting`): the access policy and
- * `mcp.requireKey`. Plain functions over a Store, so the server, the CLI and the MCP endpoint
+ * Persisted server settings, kept in the Store (`getSetting`/`setSetting`): the access policy,
+ * `mcp.requireKey`, the anonymous permissions, and the model providers and git tokens (secrets
+ * sealed; shapes and rules in core/provider-settings.ts). Plain functions over a Store, so the server, the CLI and the MCP endpoint
  * read the same values.
  */
 import type { Store } from './contracts.ts';
 import { RefdeskError } from './errors.ts';
 import { POLICY_SETTING, normalizePolicy, type Policy } from './policy.ts';
+import type { SecretBox } from './secrets.ts';
+import type { GitCredentials } from './git-credentials.ts';
+import {
+  gitHostEntry,
+  gitTokenFor,
+  gitView,
+  mergeSettings,
+  openProviderSettings,
+  providerView,
+  resolveProviders,
+  resolvedView,
+  validateSettingsPatch,
+  type ResolvedProviders,
+  type StoredGit,
+  type StoredProviderSettings,
+} from './provider-settings.ts';
 
 /** Whether the MCP endpoint refuses requests without an API key (default false). */
 export const MCP_REQUIRE_KEY = 'mcp.requireKey';
@@ -37,4 +54,93 @@ export async function getAnonymousPermissions(store: Store): Promise<Record<Anon
   const raw = await store.getSetting(ANONYMOUS_SETTING);
   const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
   return Object.fromEntries(ANONYMOUS_PERMISSIONS.map((p) => [p, obj[p] === true])) as Record<AnonymousPermission, boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Providers, git tokens and permissions (GET/PATCH /api/settings). Each section is its own
+// setting (`llm`, `embedding`, `git`, `anonymous`, `mcp.requireKey`); secrets inside are sealed.
+// ---------------------------------------------------------------------------------------------
+
+export const LLM_SETTING = 'llm';
+export const EMBEDDING_SETTING = 'embedding';
+export const GIT_SETTING = 'git';
+
+function objectSetting<T>(raw: unknown): T {
+  return (raw && typeof raw === 'object' && !Array.isArray(raw) ? raw : {}) as T;
+}
+
+/** The provider and git sections as stored (keys sealed). */
+export async function getStoredProviderSettings(store: Store): Promise<StoredProviderSettings> {
+  return {
+    llm: objectSetting<StoredProviderSettings['llm']>(await store.getSetting(LLM_SETTING)),
+    embedding: objectSetting<StoredProviderSettings['embedding']>(await store.getSetting(EMBEDDING_SETTING)),
+    git: objectSetting<StoredGit>(await store.getSetting(GIT_SETTING)),
+  };
+}
+
+/** Every setting an admin sees: secrets as {set, last4}, never their values. */
+export async function getSettingsView(store: Store, box: SecretBox): Promise<Record<string, unknown>> {
+  const stored = await getStoredProviderSettings(store);
+  let effective: Record<string, unknown>;
+  try {
+    effective = resolvedView(resolveProviders(openProviderSettings(stored, box)));
+  } catch {
+    effective = { llm: null, embedding: null, embeddingNote: 'a stored key cannot be opened with this server\'s sealing key (ENCRYPTION_KEY changed?): enter the keys again' };
+  }
+  return {
+    llm: providerView(stored.llm, box),
+    embedding: providerView(stored.embedding, box),
+    git: gitView(stored.git, box),
+    anonymous: await getAnonymousPermissions(store),
+    mcp: { requireKey: await getMcpRequireKey(store) },
+    effective,
+  };
+}
+
+export interface SettingsChange {
+  /** Fields set or cleared by the change (names only: for the audit log). */
+  changed: string[];
+  /** Keys removed because their provider or base URL changed without the key. */
+  cleared: string[];
+}
+
+/**
+ * Applies a change (validated: 400 naming the field; unknown fields refused). Secrets are sealed
+ * before they reach the Store. Readers see the change at once (they read the Store per use).
+ */
+export async function patchSettings(store: Store, box: SecretBox, body: unknown): Promise<SettingsChange> {
+  const patch = validateSettingsPatch(body);
+  const stored = await getStoredProviderSettings(store);
+  const merged = mergeSettings(stored, patch, box);
+  const changed = [...merged.changed];
+  if (patch.llm !== undefined) await store.setSetting(LLM_SETTING, merged.stored.llm);
+  if (patch.embedding !== undefined) await store.setSetting(EMBEDDING_SETTING, merged.stored.embedding);
+  if (patch.git !== undefined) await store.setSetting(GIT_SETTING, merged.stored.git);
+  if (patch.anonymous) {
+    const now = await getAnonymousPermissions(store);
+    for (const [k, v] of Object.entries(patch.anonymous)) if (now[k as AnonymousPermission] !== v) changed.push(`anonymous.${k}`);
+    await store.setSetting(ANONYMOUS_SETTING, { ...now, ...patch.anonymous });
+  }
+  if (patch.mcp?.requireKey !== undefined) {
+    if ((await getMcpRequireKey(store)) !== patch.mcp.requireKey) changed.push('mcp.requireKey');
+    await setMcpRequireKey(store, patch.mcp.requireKey);
+  }
+  return { changed, cleared: merged.cleared };
+}
+
+/** The effective LLM and embedding endpoints from the stored settings (keys opened in memory). */
+export async function getResolvedProviders(store: Store, box: SecretBox): Promise<ResolvedProviders> {
+  return resolveProviders(openProviderSettings(await getStoredProviderSettings(store), box));
+}
+
+/** Git tokens from the settings, read at each use (a change applies to the next clone). */
+export function settingsGitCredentials(store: Store, box: SecretBox): GitCredentials {
+  return {
+    async tokenFor(url) {
+      return gitTokenFor(objectSetting<StoredGit>(await store.getSetting(GIT_SETTING)), box, url);
+    },
+    async providerFor(url) {
+      return gitHostEntry(objectSetting<StoredGit>(await store.getSetting(GIT_SETTING)), url)?.provider;
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { token } from './di.ts';
 import type { Clock, Fetch, Logger, RuntimeEnv, Store } from './contracts.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
+import type { GitCredentials } from './git-credentials.ts';
 
 /** Well-known tokens of the services and slots the kernel provides to plugins. */
 export const Tokens = {
@@ -11,4 +12,6 @@ export const Tokens = {
   Store: token<Store>('core.store'),
   /** The operator's rules for fetching user-given URLs (config `network`). */
   NetworkPolicy: token<NetworkPolicy>('core.network-policy'),
+  /** Git tokens from the operator's settings (setting `git`), per repository host. */
+  GitCredentials: token<GitCredentials>('core.git-credentials'),
 } as const;

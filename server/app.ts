@@ -22,6 +22,8 @@ import { hostGuard } from './auth/host-guard.ts';
 import { authRoutes } from './routes/auth.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { audit } from './audit.ts';
+import { settingsRoutes, type SettingsRouteOptions } from './routes/settings.ts';
+import { setupRoutes, type SetupRouteOptions } from './routes/setup.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -36,6 +38,10 @@ export interface AppOptions {
   access?: AccessOptions;
   /** Session expiry and the failed sign-in delay (server/auth/sessions.ts); the rest comes from the kernel. */
   auth?: Pick<AuthOptions, 'idleMinutes' | 'absoluteHours' | 'sleep'>;
+  /** /api/settings: the audit writer and the provider test's time limit. */
+  settings?: SettingsRouteOptions;
+  /** /api/setup: where it learns whether the factory credentials were changed. */
+  setup?: SetupRouteOptions;
 }
 
 export interface RefdeskApp {
@@ -110,6 +116,8 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     readyRoutes(options.access?.licence),
     authRoutes(auth),
     auditRoutes(kernel, access),
+    settingsRoutes(kernel, access, { audit: (e) => audit(kernel, e).then(() => {}), ...options.settings }),
+    setupRoutes(kernel, access, { credentialsChanged: async () => (await kernel.store.getAdminAccount()) !== null, ...options.setup }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -153,7 +153,7 @@ export function openApiDocument(): Json {
       '/v1/refresh': {
         post: {
           summary: 'Refresh a library',
-          description: "Queues a new build of a library from its source; the current documentation is served until the new build is finalized.",
+          description: "Queues a new build of a library from its source; the current documentation is served until the new build is finalized. Needs an API key, unless the operator turned anonymous refresh On (then callers without a key may refresh, without branch or gitToken).",
           operationId: 'refreshLibrary',
           tags: ['Refresh'],
           requestBody: {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { LogLevel } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { assertUrlAllowed, type NetworkPolicy } from '../../core/net/address-policy.ts';
+import type { GitCredentials } from '../../core/git-credentials.ts';
 import { tokenAuth } from './git-auth.ts';
 import { GitRepo } from './git-repo.ts';
 import { GitRunner } from './git-run.ts';
@@ -28,6 +29,10 @@ export interface GitSpec {
 export interface GitSession {
   url: GitUrl;
   repo: GitRepo;
+  /** The token in use: the spec's, else the one the operator's settings give for this host. */
+  token?: string;
+  /** Where `token` came from. */
+  tokenFrom?: 'spec' | 'settings';
   /** Runs a network step with retries and backoff, logging each retry. */
   retry<T>(step: () => Promise<T>): Promise<T>;
   /** Removes the temporary clone. */
@@ -73,20 +78,36 @@ export async function openSession(
   policy: NetworkPolicy,
   signal: AbortSignal,
   log: (level: LogLevel, message: string) => void,
+  credentials?: GitCredentials,
 ): Promise<GitSession> {
-  const url = gitRepositoryUrl(spec.url, spec.provider);
+  let url = gitRepositoryUrl(spec.url, spec.provider);
   signal.throwIfAborted();
   const pins = await checkNetwork(url, options, policy);
   signal.throwIfAborted();
-  const auth = tokenAuth(url, spec.token);
-  if (spec.token && auth.config.length === 0) log('warn', `a token is only used over https; ${url.transport} URLs authenticate otherwise`);
+  // A library's own token wins; otherwise the settings' token for this very host, if any.
+  let token = spec.token;
+  let tokenFrom: GitSession['tokenFrom'] = token ? 'spec' : undefined;
+  if (!token && credentials) {
+    const found = await credentials.tokenFor(url);
+    if (found) {
+      token = found.token;
+      tokenFrom = 'settings';
+      // The host is named in the settings as a GitHub or GitLab host: read it as one.
+      if (!spec.provider) url = { ...url, provider: found.provider };
+      log('debug', `using the git token from the settings for ${url.host}${url.port ? ':' + url.port : ''}`);
+    }
+  }
+  const auth = tokenAuth(url, token);
+  if (token && auth.config.length === 0) log('warn', `a token is only used over https; ${url.transport} URLs authenticate otherwise`);
   const protocols = ['https', 'http', 'ssh', ...(options.allowFileUrls ? ['file'] : [])];
   const runner = new GitRunner({ timeoutMs: options.timeoutMs, signal, config: [...auth.config, ...pins], protocols, secrets: auth.secrets });
   const dir = await mkdtemp(join(tmpdir(), 'refdesk-git-'));
-  const repo = new GitRepo(runner, url, Boolean(spec.token), join(dir, 'repo'));
+  const repo = new GitRepo(runner, url, Boolean(token), join(dir, 'repo'));
   return {
     url,
     repo,
+    token,
+    tokenFrom,
     retry: (step) =>
       withRetry(step, {
         attempts: options.attempts,

@@ -9,6 +9,7 @@ import type { Fetch, LibraryMeta, Logger, PreviousDocument, Source, SourceContex
 import { RefdeskError } from '../../core/errors.ts';
 import { DEFAULT_INCLUDE_LIMITS, gatherIncludes, includeWarning, type IncludeFiles } from '../../core/includes/expand.ts';
 import type { NetworkPolicy } from '../../core/net/address-policy.ts';
+import type { GitCredentials } from '../../core/git-credentials.ts';
 import { CONVERTER_VERSION, convertDocument } from './formats/convert.ts';
 import type { GitRepo, TreeEntry } from './git-repo.ts';
 import { openSession, parseSpec, type GitSession } from './git-session.ts';
@@ -27,6 +28,8 @@ export interface GitSourceDeps {
   logger?: Logger;
   /** The kernel's guarded Fetch, for the platform API (stars); without it stars are not asked. */
   fetch?: Fetch;
+  /** Tokens from the operator's settings for private repositories on named hosts. */
+  credentials?: GitCredentials;
 }
 
 /** Versions a repository offers (for the library's `versions`). */
@@ -71,10 +74,10 @@ export class GitSource implements Source {
   async *read(ctx: SourceContext): AsyncGenerator<SourceDocument> {
     ctx.signal.throwIfAborted();
     const spec = parseSpec(ctx.spec);
-    const session = await openSession(spec, this.options, this.deps.policy, ctx.signal, ctx.log);
+    const session = await openSession(spec, this.options, this.deps.policy, ctx.signal, ctx.log, this.deps.credentials);
     // Asked while the repository is read; awaited (and reported) at the end of the read.
     const stats = this.deps.fetch
-      ? fetchRepoStats(this.deps.fetch, session.url, spec.token, {
+      ? fetchRepoStats(this.deps.fetch, session.url, this.statsToken(session), {
           githubApiUrl: this.options.githubApiUrl,
           gitlabApiUrl: this.options.gitlabApiUrl,
           timeoutMs: this.options.statsTimeoutMs,
@@ -96,7 +99,7 @@ export class GitSource implements Source {
   async versions(specInput: Record<string, unknown>, signal: AbortSignal = new AbortController().signal): Promise<GitVersions> {
     const spec = parseSpec(specInput);
     const log = (level: 'warn' | 'info' | 'debug' | 'error', message: string) => this.deps.logger?.log(level, message);
-    const session = await openSession(spec, this.options, this.deps.policy, signal, log);
+    const session = await openSession(spec, this.options, this.deps.policy, signal, log, this.deps.credentials);
     try {
       const refs = await session.retry(() => session.repo.listRefs());
       const tags = [...refs.tags.keys()].sort(compareVersionsDesc);
@@ -110,11 +113,42 @@ export class GitSource implements Source {
   }
 
   /**
+   * A spec without `provider` for a host the settings name as a self-managed GitHub or GitLab
+   * gets that provider, so its web-page URLs (`.../-/tree/<branch>/<folder>`) and library ID are
+   * read as that platform's.
+   */
+  private async withSettingsProvider(spec: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (spec.provider || !this.deps.credentials?.providerFor) return spec;
+    let url;
+    try {
+      url = parseGitUrl(spec.url);
+    } catch {
+      return spec; // normalizeGitSpec reports the URL's problem
+    }
+    if (url.transport !== 'https' && url.transport !== 'http') return spec;
+    const provider = await this.deps.credentials.providerFor(url);
+    return provider ? { ...spec, provider } : spec;
+  }
+
+  /**
+   * The token for the platform's stars API: the spec's as before; a settings token only where
+   * that API is on the host the token was given for (github.com's API, gitlab.com, or a
+   * self-managed GitLab's own /api/v4 when no other API URL is configured).
+   */
+  private statsToken(session: GitSession): string | undefined {
+    if (session.tokenFrom !== 'settings') return session.token;
+    const { host, provider } = session.url;
+    if (host === 'github.com' && !this.options.githubApiUrl) return session.token;
+    if (provider === 'gitlab' && !this.options.gitlabApiUrl) return session.token;
+    return undefined;
+  }
+
+  /**
    * At add time: a web-page URL (`.../tree/<branch>/<folder>`) becomes the repository URL with
    * its branch and folder, and file:// URLs are refused unless the operator allows them.
    */
   async prepare(spec: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const out = normalizeGitSpec(spec);
+    const out = normalizeGitSpec(await this.withSettingsProvider(spec));
     if (!this.options.allowFileUrls && parseGitUrl(out.url).transport === 'file') {
       throw new RefdeskError('invalid_request', 'file:// repository URLs are turned off on this server (they read its own disk): give an https or ssh repository URL, or upload the folder instead. An operator can allow them with the git source option allowFileUrls.');
     }

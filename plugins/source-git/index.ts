@@ -16,7 +16,7 @@ export default definePlugin({
       options: gitOptionsSchema,
       specSchema: gitSpecSchema,
       deriveId: deriveGitLibraryId,
-      deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger, fetch: Tokens.Fetch },
+      deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger, fetch: Tokens.Fetch, credentials: Tokens.GitCredentials },
       create(options: GitSourceOptions, deps) {
         return new GitSource(options, deps);
       },

@@ -237,6 +237,11 @@ export class ApiService {
   /** PATCH /api/v2/policies: admin keys only. */
   async patchPolicyFor(principal: Principal, body: unknown): Promise<PolicyResponse> {
     requireAdmin(principal, 'Changing the policy');
+    return this.patchPolicy(body);
+  }
+
+  /** The policy change itself, for a caller the route already checked is an admin (key or session). */
+  async patchPolicy(body: unknown): Promise<PolicyResponse> {
     const next = applyPolicyPatch(await getPolicy(this.kernel.store), body);
     await setPolicy(this.kernel.store, next);
     return this.policyResponse(next);
@@ -323,11 +328,17 @@ export class ApiService {
     };
   }
 
-  /** POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's source. */
-  async refreshFor(principal: Principal, rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
-    requireKey(principal, 'Refreshing a library');
+  /**
+   * POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's
+   * source. The route decides who may (a key, an admin session, or anyone when anonymous refresh
+   * is On); an anonymous caller may not change the library's branch or token.
+   */
+  async refreshFor(caller: { kind: 'anonymous' | 'key' | 'session' }, rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
     const body = objectBody(rawBody);
     onlyFields(body, ['libraryName', 'branch', 'gitToken']);
+    if (caller.kind === 'anonymous' && (body.branch !== undefined || body.gitToken !== undefined)) {
+      throw new RefdeskError('forbidden', 'Changing a library\'s "branch" or "gitToken" needs an API key or an admin; anonymous refresh rebuilds the library as it is (send only "libraryName").');
+    }
     const libraryName = requiredString(body, 'libraryName');
     const parsed = await resolveLibraryId(this.kernel.store, libraryName);
     const branch = optionalString(body, 'branch', 250);

@@ -34,3 +34,32 @@ test('a changed key gives a clear error, not garbage', () => {
   assert.throws(() => dataDirSecretBox(dir, 'c2hvcnQ=').seal('x'), /REFDESK_SECRET_KEY/);
   assert.ok(readFileSync(join(dir, 'x'), 'utf8') === '');
 });
+
+test('ENCRYPTION_KEY is the shared key; REFDESK_SECRET_KEY, its older name, still works', async () => {
+  const { envSecretKey } = await import('../../core/secrets.ts');
+  const a = randomBytes(32);
+  const b = randomBytes(32);
+  assert.equal(envSecretKey({}), null);
+  assert.deepEqual(envSecretKey({ REFDESK_SECRET_KEY: b.toString('base64') }), { value: b.toString('base64'), name: 'REFDESK_SECRET_KEY' });
+  assert.equal(envSecretKey({ ENCRYPTION_KEY: a.toString('base64'), REFDESK_SECRET_KEY: b.toString('base64') })?.name, 'ENCRYPTION_KEY');
+
+  const dir = mkdtempSync(join(tmpdir(), 'rdk-secrets-'));
+  // Sealed under ENCRYPTION_KEY (base64) on one node, opened under the same key given as hex on another.
+  const sealed = dataDirSecretBox(dir, envSecretKey({ ENCRYPTION_KEY: a.toString('base64'), REFDESK_SECRET_KEY: b.toString('base64') })).seal('sk-shared');
+  assert.equal(dataDirSecretBox(mkdtempSync(join(tmpdir(), 'rdk-secrets-')), { value: a.toString('hex'), name: 'ENCRYPTION_KEY' }).open(sealed), 'sk-shared');
+  assert.throws(() => createSecretBox(b).open(sealed), /secret key changed/);
+  assert.throws(() => statSync(join(dir, 'secret.key')), /ENOENT/, 'a shared key writes no key file');
+  // The older name alone.
+  const old = dataDirSecretBox(dir, envSecretKey({ REFDESK_SECRET_KEY: b.toString('base64') })).seal('x');
+  assert.equal(createSecretBox(b).open(old), 'x');
+  // A bad key names its variable, never its value.
+  const err = (() => {
+    try {
+      dataDirSecretBox(dir, envSecretKey({ ENCRYPTION_KEY: 'not-a-key-123' })).seal('x');
+    } catch (e) {
+      return e as Error;
+    }
+  })();
+  assert.match(String(err?.message), /^ENCRYPTION_KEY must be 32 bytes/);
+  assert.ok(!String(err?.message).includes('not-a-key-123'));
+});

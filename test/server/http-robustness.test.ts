@@ -125,6 +125,7 @@ const JSON_ROUTES = (): Array<{ method: string; path: string; auth: Record<strin
   { method: 'POST', path: '/api/admin/rename', auth: {} },
   { method: 'POST', path: '/api/admin/add', auth: {} },
   { method: 'PATCH', path: '/api/admin/settings', auth: {} },
+  { method: 'PATCH', path: '/api/settings', auth: { Authorization: `Bearer ${admin}` } },
 ];
 
 const nested = (depth: number, open: string, close: string, inner = '1') => open.repeat(depth) + inner + close.repeat(depth);
@@ -252,6 +253,8 @@ describe('HTTP robustness (real server process)', () => {
       ['POST', '/api/admin/rename', {}, { from: [], to: '/a/b' }, /from/],
       ['POST', '/api/admin/add', {}, { source: 'git', spec: 'https://github.com/a/b' }, /spec/],
       ['PATCH', '/api/admin/settings', {}, { 'mcp.requireKey': 'yes' }, /mcp\.requireKey/],
+      ['PATCH', '/api/settings', adminH, { anonymous: { refresh: 'yes' } }, /anonymous\.refresh/],
+      ['POST', '/api/settings/test', adminH, { timeoutMs: 'soon' }, /timeoutMs/],
     ];
     for (const [method, path, auth, json, field] of cases) {
       const reply = await jsonRequest(method, path, JSON.stringify(json), auth);

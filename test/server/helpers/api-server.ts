@@ -13,6 +13,7 @@ import type { Clock } from '../../../core/contracts.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
+import type { Logger } from '../../../core/contracts.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
 import { testLicence, type TestLicenceOptions } from '../../helpers/licence.ts';
 
@@ -27,10 +28,12 @@ export interface ApiServerOptions {
   withTestRerankers?: boolean;
   /** The licence the server runs with (a key of the test issuer): one valid for a year unless given. */
   licence?: TestLicenceOptions;
-  /** More createApp options (session expiry, sign-in delays, allowed hosts...). */
+  /** More createApp options (session expiry, sign-in delays, allowed hosts, settings audit...). */
   app?: AppOptions;
   /** The kernel's clock (sessions, rate limits, audit times). */
   clock?: Clock;
+  /** The kernel's logger (default: errors only, dropped). */
+  logger?: Logger;
 }
 
 /**
@@ -64,7 +67,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const config = { plugins, network: { allowHosts: ['127.0.0.1'] }, ...opts.config };
   const configFile = join(scratch, 'refdesk.yaml');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
-  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}), ...(opts.clock ? { clock: opts.clock } : {}) });
+  const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: opts.logger ?? createConsoleLogger('error', () => {}), ...(opts.clock ? { clock: opts.clock } : {}) });
   await kernel.open();
   const refdesk = createApp(kernel, { ...opts.app, access: { licence: testLicence(opts.licence), cliToken: TEST_CLI_TOKEN, ...opts.app?.access } });
   const server: Server = createServer(refdesk.app.callback());
