@@ -8,6 +8,11 @@ import { addRoutes } from './routes/add.ts';
 import { refreshRoutes } from './routes/refresh.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { jobRoutes, type JobRoutesOptions } from './routes/jobs.ts';
+import { libraryRoutes } from './routes/libraries.ts';
+import { parseRoutes } from './routes/parse.ts';
+import { sourceRoutes } from './routes/sources.ts';
+import { uploadRoutes } from './routes/upload.ts';
 import { JobRunner } from './job-runner.ts';
 import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
 import { ServiceBackend } from './mcp/service-backend.ts';
@@ -27,6 +32,8 @@ export interface AppOptions {
   allowedHosts?: readonly AllowedHost[];
   /** Sessions and licence for the operator's routes (server/access.ts). */
   access?: AccessOptions;
+  /** The job event streams (heartbeat and progress intervals). */
+  jobEvents?: JobRoutesOptions;
 }
 
 export interface RefdeskApp {
@@ -90,6 +97,11 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     refreshRoutes(service),
     openApiRoutes(),
     adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
+    parseRoutes(kernel, service, jobs, access),
+    uploadRoutes(kernel, service, jobs, access),
+    libraryRoutes(kernel, service, access),
+    sourceRoutes(kernel),
+    jobRoutes(kernel, jobs, access, options.jobEvents),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

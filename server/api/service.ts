@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { JobRecord, LibraryRecord } from '../../core/contracts.ts';
 import { rawUploadOf } from '../../core/uploads.ts';
+import { removeJobLog } from '../../core/job-log.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
@@ -326,6 +327,11 @@ export class ApiService {
   /** POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's source. */
   async refreshFor(principal: Principal, rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
     requireKey(principal, 'Refreshing a library');
+    return this.refreshLibrary(rawBody);
+  }
+
+  /** The refresh itself, once the caller may refresh (the key check of /api/v1/refresh, or POST /api/libraries/{id}/refresh's permission). */
+  async refreshLibrary(rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
     const body = objectBody(rawBody);
     onlyFields(body, ['libraryName', 'branch', 'gitToken']);
     const libraryName = requiredString(body, 'libraryName');
@@ -410,12 +416,14 @@ export async function deleteLibrary(kernel: Kernel, libraryId: string): Promise<
   const library = await kernel.store.getLibrary(id);
   if (!library) throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
   const raw = version ? null : rawUploadOf(kernel.env.dataDir, library.source);
+  const jobIds = (await kernel.store.listJobs({ libraryId: id, limit: 100_000 })).filter((j) => !version || j.version === version).map((j) => j.id);
   const deleted = await kernel.store.deleteLibrary(id, version || undefined);
   if (!deleted) {
     if (version) throw new RefdeskError('version_not_found', `Library ${id} has no version "${version}". Versions: ${library.versions.join(', ') || 'none pinned'}.`);
     throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
   }
   if (raw) await rm(raw, { force: true }).catch((e: unknown) => kernel.logger.warn('could not remove a raw upload', { library: id, error: (e as Error).message }));
+  for (const jobId of jobIds) await removeJobLog(kernel.env.dataDir, jobId).catch(() => {});
   kernel.logger.info('library deleted', { library: id, ...(version ? { version } : {}) });
   return version
     ? { libraryId: id, version, message: `Deleted version ${version} of ${id} (its builds, snippets and jobs).` }
