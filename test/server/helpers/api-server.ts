@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../../core/kernel.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
-import { createApp, type RefdeskApp } from '../../../server/app.ts';
+import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -23,6 +23,10 @@ export interface ApiServerOptions {
   withoutTestSources?: boolean;
   /** Add the misbehaving rerankers plugin. */
   withTestRerankers?: boolean;
+  /** Options of createApp (access: sessions, licence; job event intervals). */
+  app?: AppOptions;
+  /** Extra plugins (after the default ones). */
+  plugins?: Array<{ use: string; options?: Record<string, unknown> }>;
 }
 
 export interface ApiServer {
@@ -45,12 +49,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   ];
   if (!opts.withoutTestSources) plugins.push({ use: join(ROOT, 'test/fixtures/api-plugins/sources.ts') });
   if (opts.withTestRerankers) plugins.push({ use: join(ROOT, 'test/fixtures/api-plugins/rerankers.ts') });
+  plugins.push(...(opts.plugins ?? []));
   const config = { plugins, network: { allowHosts: ['127.0.0.1'] }, ...opts.config };
   const configFile = join(scratch, 'refdesk.yaml');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
   await kernel.open();
-  const refdesk = createApp(kernel);
+  const refdesk = createApp(kernel, opts.app);
   const server: Server = createServer(refdesk.app.callback());
   const base = await listenOnLoopback(server);
   return {
