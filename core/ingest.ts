@@ -261,6 +261,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           }
         }
       }
+      // The job's log file only (not the store's lines, not the process log): one line per document.
+      const chunked = jobLog.append({ level: 'debug', stage, message: redact(`${doc.path}: ${snippets.length} snippets${before && before.hash === hash ? ' (unchanged, reused)' : ''}`), path: redact(doc.path) });
+      if (chunked) options.onLog?.(chunked);
       documents.push({ path: doc.path, hash, meta, chunker: fingerprint });
       progress.files++;
       progress.snippets += snippets.length;

@@ -151,6 +151,7 @@ describe('library lifecycle routes', () => {
     const files = [
       { name: 'guide/intro.md', data: '# Intro\n\n## Getting started\n\nStart the plain tool with `plain start --fast`.\n' },
       { name: 'reference.md', data: '# Reference\n\n## Flags\n\nThe `--verbose` flag prints every plain step.\n' },
+      { name: 'binary.md', data: Buffer.from([0x23, 0x20, 0x00, 0x01, 0x02, 0xff, 0xfe, 0x00]) },
     ];
     const ok = await upload(s, form(files, { name: 'plain', title: 'Plain Tool' }), asAdmin());
     assert.equal(ok.status, 202, ok.text);
@@ -158,6 +159,11 @@ describe('library lifecycle routes', () => {
     const job = await call(s.base, 'GET', `/api/jobs/${ok.body.jobId}`, { headers: asAdmin() });
     assert.equal(job.body.state, 'succeeded', job.text);
     assert.equal(job.body.progress.documents, 2);
+    assert.equal(job.body.progress.documentsTotal, 3);
+    // The log names the document each line is about: the skipped one with its reason, the chunk counts of the others.
+    const log = (await call(s.base, 'GET', `/api/jobs/${ok.body.jobId}/log`, { headers: asAdmin() })).body.lines as Array<{ level: string; stage: string; message: string; path?: string }>;
+    assert.ok(log.some((l) => l.level === 'warn' && l.path === 'binary.md' && /^Skipped binary\.md: /.test(l.message)), JSON.stringify(log));
+    for (const p of ['guide/intro.md', 'reference.md']) assert.ok(log.some((l) => l.path === p && l.stage === 'reading' && /: \d+ snippets$/.test(l.message)), `no chunk count line for ${p}`);
     const paths = (await s.kernel.store.getSnippets('/docs/plain', '')).map((x) => x.sourcePath);
     assert.ok(paths.includes('guide/intro.md') && paths.includes('reference.md'), paths.join(','));
     const lib = await call(s.base, 'GET', '/api/libraries/docs/plain');
