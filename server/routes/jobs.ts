@@ -126,7 +126,20 @@ export function jobRoutes(kernel: Kernel, jobs: JobRunner, access: Access, optio
       res.write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     };
     const off = jobs.subscribe(job.id, (e) => (ready ? handle(e) : pending.push(e)));
-    const heartbeat = setInterval(() => !closed && res.write(': heartbeat\n\n'), options.heartbeatMs ?? 15_000);
+    // Each heartbeat also looks at the record: a job deleted with its library (or ended without
+    // an event reaching this stream) still ends the stream.
+    const heartbeat = setInterval(() => {
+      if (closed || ended) return;
+      res.write(': heartbeat\n\n');
+      store.getJob(job.id).then(
+        (now) => {
+          if (!ready || closed || ended) return;
+          if (!now) sendGone();
+          else if (JOB_ENDED_STATES.has(now.state) && !jobs.recentLog(job.id).length) void sendEnd(now);
+        },
+        () => {},
+      );
+    }, options.heartbeatMs ?? 15_000);
     heartbeat.unref();
     const finish = () => {
       if (closed) return;
@@ -163,6 +176,12 @@ export function jobRoutes(kernel: Kernel, jobs: JobRunner, access: Access, optio
       send('end', { jobId: record.id, state: record.state, error: record.error, libraryId: record.libraryId, version: record.version, libraryState: await libraryStateAfter(kernel, record) });
       finish();
     };
+    const sendGone = () => {
+      if (ended) return;
+      ended = true;
+      send('end', { jobId: job.id, state: 'deleted', error: null, libraryId: job.libraryId, version: job.version, libraryState: null });
+      finish();
+    };
     function handle(e: JobEvent): void {
       if (closed || ended) return;
       if (e.type === 'log') sendLog(e.entry);
@@ -183,10 +202,8 @@ export function jobRoutes(kernel: Kernel, jobs: JobRunner, access: Access, optio
       for (const e of pending.splice(0)) handle(e);
       // Ended before (or while) the stream started: its end event now.
       const now = await store.getJob(job.id);
-      if (!now) {
-        send('end', { jobId: job.id, state: 'deleted', error: null, libraryId: job.libraryId, version: job.version, libraryState: null });
-        finish();
-      } else if (JOB_ENDED_STATES.has(now.state)) await sendEnd(now);
+      if (!now) sendGone();
+      else if (JOB_ENDED_STATES.has(now.state)) await sendEnd(now);
     } catch (e) {
       kernel.logger.warn('job event stream failed', { job: job.id, error: (e as Error).message });
       finish();

@@ -491,4 +491,21 @@ describe('library lifecycle routes', () => {
     const late = await fetch(`${s.base}/api/jobs/${jobId}/events`, { headers: asAdmin() }).then((r) => r.text());
     assert.match(late, /event: end\ndata: .*"state":"succeeded"/);
   });
+
+  test('GET /api/jobs/{id}/events of a queued job whose library is deleted ends with state "deleted"', async () => {
+    const { id: blocker } = await addLlms('blocker.txt');
+    const { id: doomed } = await addLlms('doomed.txt');
+    held.set('/blocker.txt', []);
+    await call(s.base, 'POST', `/api/libraries${blocker}/refresh`, { headers: asAdmin() });
+    await until('the blocker to run', () => (held.get('/blocker.txt')?.length ?? 0) > 0);
+    const queued = await call(s.base, 'POST', `/api/libraries${doomed}/refresh`, { headers: asAdmin() });
+    const stream = fetch(`${s.base}/api/jobs/${queued.body.jobId}/events`, { headers: asAdmin() }).then((r) => r.text());
+    await until('the stream to listen', () => s.refdesk.jobs.listenerCount(queued.body.jobId) === 1);
+    assert.equal((await call(s.base, 'DELETE', `/api/libraries${doomed}`, { headers: asAdmin() })).status, 200);
+    const text = await stream;
+    assert.match(text, /event: end\ndata: .*"state":"deleted"/);
+    assert.equal(s.refdesk.jobs.listenerCount(queued.body.jobId), 0);
+    release('/blocker.txt');
+    await s.refdesk.jobs.idle();
+  });
 });
