@@ -32,6 +32,12 @@ export interface RefdeskConfig {
   api: { requestTimeoutMs: number; maxOpenApiUploadBytes: number; cacheMaxAgeSeconds: number };
   /** The HTTP server: hosts allowed besides the loopback names (Origin checks of /mcp). */
   server: { allowedHosts: string[] };
+  /** Ingest jobs: how long their log files are kept. */
+  jobs: { logRetentionDays: number };
+  /** POST /api/parse: hosts whose repositories may be given as http:// URLs. */
+  parse: { allowHttpHosts: string[] };
+  /** POST /api/libraries/upload limits. */
+  uploads: { maxBytes: number; maxFiles: number };
 }
 
 /** A definition picked from a loaded plugin, with its validated options. */

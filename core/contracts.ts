@@ -160,6 +160,8 @@ export interface RuntimeEnv {
 
 export interface IngestProgress {
   files?: number;
+  /** Documents the source expects to give, when it knows (a file list, a sitemap): `files` of `total`. */
+  total?: number;
   bytes?: number;
   snippets?: number;
   message?: string;
@@ -174,8 +176,12 @@ export interface SourceContext {
   spec: Record<string, unknown>;
   /** Aborted when the job is cancelled or the process shuts down. */
   signal: AbortSignal;
-  /** A log line for the job record (shown to operators). */
-  log(level: LogLevel, message: string): void;
+  /**
+   * A log line for the job's log (shown to operators; secrets of the spec are redacted). Say what
+   * happened to documents (read, skipped and why, fetched, redirected, retried, converted with
+   * warnings) and give the document's `path` when the line is about one.
+   */
+  log(level: LogLevel, message: string, fields?: { path?: string }): void;
   /** Progress for the job record. */
   progress(p: IngestProgress): void;
   /**

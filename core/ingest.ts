@@ -16,6 +16,7 @@ import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
 import { timeSlicer } from './yield-loop.ts';
 import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
+import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -89,6 +90,7 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   await rememberUserFields(kernel.store, id, { title: input.title, description: input.description }, existing !== null);
   const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
+  await appendJobLogLines(kernel.env.dataDir, job.id, [{ level: 'info', stage: 'queued', message: `queued: ${input.source} source for ${formatLibraryId(id, version)}` }]);
   await dropReplacedUpload(kernel, existing, library);
   return { library: (await kernel.store.getLibrary(id)) ?? library, job };
 }
@@ -109,6 +111,11 @@ export interface RunJobOptions {
   onProgress?(p: Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress & { elapsedMs: number }): void;
   /** Snippets written per store batch. */
   batchSize?: number;
+  /** Aborted to cancel this job: it ends `failed` with error code `cancelled`; the served version is unchanged. */
+  cancel?: AbortSignal;
+  /** Called once the job is claimed (running), and with each line of its log as it is written. */
+  onStart?(job: JobRecord): void;
+  onLog?(entry: JobLogEntry): void;
 }
 
 /**
@@ -127,6 +134,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     return current;
   }
   const job = claimed;
+  options.onStart?.(job);
+  const jobLog = new JobLogWriter(kernel.env.dataDir, job.id, { onError: (e) => logger.warn('could not write a job log', { job: job.id, error: e.message }) });
+  let stage: JobStage = 'starting';
   const library = await store.getLibrary(job.libraryId);
   const entry = library ? kernel.sources.get(library.source.kind) : undefined;
   const rawUpload = library ? rawUploadOf(kernel.env.dataDir, library.source) : null;
@@ -137,9 +147,11 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   let skippedDocuments = 0;
   // Every line and error of this job leaves through `redact`: the job's secrets never do.
   const redact = library ? jobRedactor(kernel, entry?.def.specSchema, library.source.spec) : redactGeneric;
-  const log = (level: LogLevel, message: string) => {
+  const log = (level: LogLevel, message: string, fields?: { path?: string }) => {
     const line = redact(message);
     if (level === 'warn' && /^skipped /i.test(line)) skippedDocuments++;
+    const entry = jobLog.append({ level, stage, message: line, ...(typeof fields?.path === 'string' && fields.path ? { path: redact(fields.path.slice(0, 1000)) } : {}) });
+    if (entry) options.onLog?.(entry);
     store.appendJobLog(job.id, level, line).catch(() => {});
     logger.log(level, line, { job: job.id, library: job.libraryId });
   };
@@ -155,6 +167,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   /** The job's raw upload is not needed once the job has ended (kept while it may run again). */
   const ended = async (record: JobRecord): Promise<JobRecord> => {
     unhold();
+    await jobLog.close();
     if (rawUpload) {
       await releaseUpload(kernel, rawUpload, job.id).then(
         (removed) => removed && logger.debug('removed the raw upload of an ended job', { job: job.id }),
@@ -187,7 +200,8 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const seenPaths = new Set<string>();
     const suggested = new Set<string>();
     const controller = new AbortController();
-    const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
+    const signal = AbortSignal.any([controller.signal, ...(options.signal ? [options.signal] : []), ...(options.cancel ? [options.cancel] : [])]);
+    stage = 'reading';
     const batchSize = options.batchSize ?? 2000;
     let batch: Snippet[] = [];
     let totalTokens = 0;
@@ -208,6 +222,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
       progress: (p) => {
         if (p.bytes !== undefined) progress.bytes = p.bytes;
+        if (typeof p.total === 'number' && p.total >= 0) progress.total = p.total;
         if (p.message) progress.message = redact(p.message);
         report();
       },
@@ -246,6 +261,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           }
         }
       }
+      // The job's log file only (not the store's lines, not the process log): one line per document.
+      const chunked = jobLog.append({ level: 'debug', stage, message: redact(`${doc.path}: ${snippets.length} snippets${before && before.hash === hash ? ' (unchanged, reused)' : ''}`), path: redact(doc.path) });
+      if (chunked) options.onLog?.(chunked);
       documents.push({ path: doc.path, hash, meta, chunker: fingerprint });
       progress.files++;
       progress.snippets += snippets.length;
@@ -260,6 +278,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       report();
       await pause();
     }
+    stage = 'writing';
     if (batch.length > 0) await store.addSnippets(buildId, batch);
     if (documents.length > 0) await store.addDocuments(buildId, documents);
     const removed = [...previous.keys()].filter((p) => !seenPaths.has(p)).length;
@@ -269,23 +288,32 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (progress.snippets === 0) {
       throw new RefdeskError('no_documentation', `No documentation found: the source gave ${progress.files} documents and no snippets.`);
     }
+    stage = 'finalizing';
     await store.finalizeBuild(buildId);
     buildId = null;
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
     if (job.version === '') await recordLibraryMeta(kernel, job.libraryId, libraryMeta, { documents: progress.files, skippedDocuments, snippets: progress.snippets }, log);
     report(true);
+    stage = 'done';
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
   } catch (e) {
     if (buildId) await store.failBuild(buildId).catch(() => {});
+    if (options.cancel?.aborted && !options.signal?.aborted) {
+      stage = 'cancelled';
+      log('warn', 'cancelled by an admin before it finished: the served version is unchanged');
+      return await ended(await store.updateJob(job.id, { state: 'failed', error: { code: 'cancelled', message: 'Cancelled by an admin before it finished.' }, progress: { ...progress } }));
+    }
     if (options.signal?.aborted) {
       // Shutdown, not a fault of the source: the served version is unchanged and the job runs
       // again (from the start) when the server starts next.
       unhold();
       log('warn', 'stopped by a shutdown before it finished: queued to run again at the next start; the served version is unchanged');
+      await jobLog.close();
       return await store.updateJob(job.id, { state: 'queued', error: null, progress: { ...progress } });
     }
     const err = isRefdeskError(e) ? { code: e.code, message: redact(e.message) } : { code: 'internal_error', message: redact(`Ingest failed: ${(e as Error).message}`) };
+    stage = 'failed';
     log('error', `failed: ${err.message}`);
     if (!isRefdeskError(e)) logger.error('ingest crashed', redactFields({ job: job.id, stack: (e as Error).stack }, redact));
     return await ended(await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } }));
@@ -356,6 +384,7 @@ async function queueSuggestedVersions(kernel: Kernel, libraryId: string, kind: s
     }
     const job = await kernel.store.createJob({ libraryId, version, kind });
     await kernel.store.appendJobLog(job.id, 'info', `queued: ${kind} source for ${formatLibraryId(libraryId, version)} (named by the source's previous versions)`);
+    await appendJobLogLines(kernel.env.dataDir, job.id, [{ level: 'info', stage: 'queued', message: `queued: ${kind} source for ${formatLibraryId(libraryId, version)} (named by the source's previous versions)` }]);
     queued.push(version);
   }
   if (queued.length > 0) log('info', `queued ${queued.length} more versions the source names: ${queued.join(', ')}`);

@@ -10,6 +10,11 @@ import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { licenceRoutes } from './routes/licence.ts';
 import { readyRoutes } from './routes/ready.ts';
+import { jobRoutes, type JobRoutesOptions } from './routes/jobs.ts';
+import { libraryRoutes } from './routes/libraries.ts';
+import { parseRoutes } from './routes/parse.ts';
+import { sourceRoutes } from './routes/sources.ts';
+import { uploadRoutes } from './routes/upload.ts';
 import { JobRunner } from './job-runner.ts';
 import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
 import { ServiceBackend } from './mcp/service-backend.ts';
@@ -42,6 +47,8 @@ export interface AppOptions {
   settings?: SettingsRouteOptions;
   /** /api/setup: where it learns whether the factory credentials were changed. */
   setup?: SetupRouteOptions;
+  /** The job event streams (heartbeat and progress intervals). */
+  jobEvents?: JobRoutesOptions;
 }
 
 export interface RefdeskApp {
@@ -118,6 +125,11 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     auditRoutes(kernel, access),
     settingsRoutes(kernel, access, { audit: (e) => audit(kernel, e).then(() => {}), ...options.settings }),
     setupRoutes(kernel, access, { credentialsChanged: async () => (await kernel.store.getAdminAccount()) !== null, ...options.setup }),
+    parseRoutes(kernel, service, jobs, access),
+    uploadRoutes(kernel, service, jobs, access),
+    libraryRoutes(kernel, service, access),
+    sourceRoutes(kernel),
+    jobRoutes(kernel, jobs, access, options.jobEvents),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -1,7 +1,19 @@
+import { EventEmitter } from 'node:events';
 import type { Kernel } from '../core/kernel.ts';
+import type { IngestProgress, JobRecord } from '../core/contracts.ts';
 import { runIngestJob } from '../core/ingest.ts';
 import { sweepUploads } from '../core/uploads.ts';
-import { isRefdeskError } from '../core/errors.ts';
+import { RefdeskError, isRefdeskError } from '../core/errors.ts';
+import { appendJobLogLines, pruneJobLogs, type JobLogEntry } from '../core/job-log.ts';
+
+/** What a job's watchers hear (GET /api/jobs/{id}/events): its state, progress, log lines, and its end. */
+export type JobEvent =
+  | { type: 'state'; job: JobRecord }
+  | { type: 'progress'; progress: IngestProgress; elapsedMs: number }
+  | { type: 'log'; entry: JobLogEntry }
+  | { type: 'end'; job: JobRecord };
+
+const DAY_MS = 86_400_000;
 
 /**
  * Runs ingest jobs one at a time, in the order they were queued (ingest is CPU-bound; running
@@ -14,14 +26,87 @@ export class JobRunner {
   private queue: string[] = [];
   private running: Promise<void> | null = null;
   private readonly controller = new AbortController();
+  /** The job this runner runs now and how to cancel it. */
+  private current: { id: string; cancel: AbortController; done: Promise<void> } | null = null;
+  /** Jobs cancelled while queued: never run, even when seen queued again. */
+  private readonly cancelled = new Set<string>();
+  private readonly events = new EventEmitter().setMaxListeners(0);
+  private pruneTimer: NodeJS.Timeout | null = null;
+  /** The log lines of the running job as they were written (the file is appended in batches). */
+  private recent: { id: string; entries: JobLogEntry[] } | null = null;
 
   constructor(private readonly kernel: Kernel) {}
+
+  /** Listens to one job's events; returns the function that stops listening. */
+  subscribe(jobId: string, listener: (e: JobEvent) => void): () => void {
+    this.events.on(jobId, listener);
+    return () => void this.events.off(jobId, listener);
+  }
+
+  /** How many listeners a job has (0 once every watcher has gone). */
+  listenerCount(jobId: string): number {
+    return this.events.listenerCount(jobId);
+  }
+
+  /** Log lines the running job wrote (possibly not on disk yet); [] for any other job. */
+  recentLog(jobId: string): JobLogEntry[] {
+    return this.recent?.id === jobId ? [...this.recent.entries] : [];
+  }
+
+  private emit(jobId: string, e: JobEvent): void {
+    this.events.emit(jobId, e);
+  }
+
+  /**
+   * Cancels a job: a queued one never runs; a running one is stopped (its staged build is
+   * discarded, so the served version stays as it was). Both end `failed` with error code
+   * `cancelled`. A job that has already ended is returned as it is. 404 for an unknown job.
+   */
+  async cancel(jobId: string): Promise<JobRecord> {
+    const job = await this.kernel.store.getJob(jobId);
+    if (!job) throw new RefdeskError('not_found', `Unknown job "${jobId.slice(0, 100)}"; list jobs with GET /api/jobs.`);
+    if (this.current?.id === jobId) {
+      const { cancel, done } = this.current;
+      cancel.abort();
+      await done;
+      return (await this.kernel.store.getJob(jobId)) ?? job;
+    }
+    if (job.state === 'queued') {
+      this.cancelled.add(jobId);
+      this.queue = this.queue.filter((id) => id !== jobId);
+      const ended = await this.kernel.store.updateJob(jobId, { state: 'failed', error: { code: 'cancelled', message: 'Cancelled by an admin before it ran.' } });
+      const message = 'cancelled by an admin before it ran';
+      await this.kernel.store.appendJobLog(jobId, 'warn', message);
+      for (const entry of await appendJobLogLines(this.kernel.env.dataDir, jobId, [{ level: 'warn', stage: 'cancelled', message }])) this.emit(jobId, { type: 'log', entry });
+      this.emit(jobId, { type: 'end', job: ended });
+      return ended;
+    }
+    if (job.state === 'running') {
+      throw new RefdeskError('library_busy', `Job ${job.id} is running in another process (a refdesk add writing this data directory); it cannot be cancelled from here.`);
+    }
+    return job;
+  }
+
+  /** Removes job logs older than the retention (config `jobs.logRetentionDays`) now and once a day. */
+  private startPruning(): void {
+    if (this.pruneTimer || this.controller.signal.aborted) return;
+    const prune = () => {
+      const days = this.kernel.config.jobs?.logRetentionDays ?? 30;
+      pruneJobLogs(this.kernel.env.dataDir, days).then(
+        (n) => n > 0 && this.kernel.logger.info('removed old job logs', { files: n, retentionDays: days }),
+        (e: unknown) => this.kernel.logger.warn('could not prune job logs', { error: (e as Error).message }),
+      );
+    };
+    prune();
+    this.pruneTimer = setInterval(prune, DAY_MS).unref();
+  }
 
   /**
    * At start: queues every job the store holds as queued (oldest first) and removes raw uploads
    * that no such job needs (those older than `startedAt`, so that uploads being received stay).
    */
   async resumeQueued(startedAt: Date = new Date()): Promise<void> {
+    this.startPruning();
     const queued = await this.kernel.store.listJobs({ state: 'queued' });
     for (const j of queued.reverse()) this.enqueue(j.id);
     if (queued.length > 0) this.kernel.logger.info('resuming queued jobs', { jobs: queued.length });
@@ -34,7 +119,7 @@ export class JobRunner {
   }
 
   enqueue(jobId: string): void {
-    if (this.controller.signal.aborted || this.queue.includes(jobId)) return;
+    if (this.controller.signal.aborted || this.queue.includes(jobId) || this.cancelled.has(jobId)) return;
     this.queue.push(jobId);
     this.running ??= this.drain();
   }
@@ -46,6 +131,8 @@ export class JobRunner {
 
   async stop(): Promise<void> {
     this.controller.abort();
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.pruneTimer = null;
     this.queue = [];
     await this.idle();
   }
@@ -56,7 +143,29 @@ export class JobRunner {
         const id = this.queue.shift()!;
         try {
           // Not queued any more (run already, or deleted): runIngestJob returns without running it.
-          await runIngestJob(this.kernel, id, { signal: this.controller.signal });
+          if (this.cancelled.has(id)) continue;
+          const cancel = new AbortController();
+          let finished!: () => void;
+          this.current = { id, cancel, done: new Promise<void>((r) => (finished = r)) };
+          const recent = (this.recent = { id, entries: [] as JobLogEntry[] });
+          try {
+            const record = await runIngestJob(this.kernel, id, {
+              signal: this.controller.signal,
+              cancel: cancel.signal,
+              onStart: (job) => this.emit(id, { type: 'state', job }),
+              onLog: (entry) => {
+                recent.entries.push(entry);
+                if (recent.entries.length > 2000) recent.entries.splice(0, 1000);
+                this.emit(id, { type: 'log', entry });
+              },
+              onProgress: ({ elapsedMs, ...progress }) => this.emit(id, { type: 'progress', progress, elapsedMs }),
+            });
+            this.emit(id, record.state === 'queued' || record.state === 'running' ? { type: 'state', job: record } : { type: 'end', job: record });
+          } finally {
+            this.current = null;
+            this.recent = null;
+            finished();
+          }
           // A job may queue more (versions a source names): pick them up in order.
           for (const j of (await this.kernel.store.listJobs({ state: 'queued', limit: 1000 })).reverse()) this.enqueue(j.id);
         } catch (e) {

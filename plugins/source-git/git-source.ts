@@ -208,6 +208,7 @@ export class GitSource implements Source {
       throw new RefdeskError('too_large', `The repository ${url.display} has ${selection.files.length} documentation files; this server indexes at most ${this.options.maxFiles} (git source option maxFiles). Add a refdesk.json with "folders" to choose fewer.`);
     }
 
+    ctx.progress({ total: selection.files.length });
     // Which documents changed since the served build (by blob id, includes and converter version).
     const oidOf = (p: string) => byPath.get(p)?.oid;
     const unchanged = new Set<string>();
@@ -306,10 +307,10 @@ export class GitSource implements Source {
   ): SourceDocument | null {
     const converted = convertDocument(path, format, text, files, DEFAULT_INCLUDE_LIMITS);
     if (!converted) {
-      ctx.log('warn', `skipped ${path}: not a valid ${format} file`);
+      ctx.log('warn', `skipped ${path}: not a valid ${format} file`, { path });
       return null;
     }
-    if (converted.problems.length > 0) ctx.log('warn', includeWarning(path, converted.problems));
+    if (converted.problems.length > 0) ctx.log('warn', includeWarning(path, converted.problems), { path });
     const { used } = converted;
     const meta: Record<string, string> = { commit, conv: CONVERTER_VERSION, format: converted.format };
     if (used.length > 0) meta.includes = used.join('\n');
@@ -362,16 +363,16 @@ export class GitSource implements Source {
     for (const e of entries) {
       const data = blobs.get(e.oid);
       if (!data) {
-        ctx.log('warn', `skipped ${e.path}: its content could not be read`);
+        ctx.log('warn', `skipped ${e.path}: its content could not be read`, { path: e.path });
         continue;
       }
       if (data.length > this.options.maxFileBytes) {
-        ctx.log('warn', `skipped ${e.path}: ${data.length} bytes is over the per-file limit maxFileBytes=${this.options.maxFileBytes}`);
+        ctx.log('warn', `skipped ${e.path}: ${data.length} bytes is over the per-file limit maxFileBytes=${this.options.maxFileBytes}`, { path: e.path });
         continue;
       }
       const text = decodeUtf8(data);
       if (text === null) {
-        ctx.log('warn', `skipped ${e.path}: binary content`);
+        ctx.log('warn', `skipped ${e.path}: binary content`, { path: e.path });
         continue;
       }
       out.set(e.path, text);

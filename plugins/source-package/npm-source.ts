@@ -211,7 +211,7 @@ export class NpmSource extends RegistrySource {
       ctx.signal.throwIfAborted();
       const doc = fileDocument(f, meta);
       if (!doc) {
-        ctx.log('warn', `skipped ${f.path}: not a text file`);
+        ctx.log('warn', `skipped ${f.path}: not a text file`, { path: f.path });
         continue;
       }
       yielded++;

@@ -146,7 +146,7 @@ export class PypiSource extends RegistrySource {
         if (long && isReadme(f.path)) continue; // the long description is the README
         const doc = fileDocument(f, meta);
         if (!doc) {
-          ctx.log('warn', `skipped ${f.path}: not a text file`);
+          ctx.log('warn', `skipped ${f.path}: not a text file`, { path: f.path });
           continue;
         }
         yielded++;

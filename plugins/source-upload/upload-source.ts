@@ -84,6 +84,7 @@ export class UploadSource implements Source {
     };
 
     const { plan, what } = await this.plan(spec, env);
+    ctx.progress({ total: plan.docs.length });
     const includes = new UploadIncludes(plan.files, env.warn);
     let files = 0;
     let bytes = 0;
@@ -107,7 +108,7 @@ export class UploadSource implements Source {
           if (data === null) continue;
           const decoded = decodeDocument(data);
           if ('skip' in decoded) {
-            ctx.log('warn', `Skipped ${doc.path}: ${decoded.skip}`);
+            ctx.log('warn', `Skipped ${doc.path}: ${decoded.skip}`, { path: doc.path });
             continue;
           }
           text = decoded.text;

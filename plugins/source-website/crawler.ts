@@ -287,7 +287,7 @@ export class Crawler {
   /** Handles one outcome in frontier order: the document to yield, or null when it is skipped. */
   private commit(o: Outcome): SourceDocument | null {
     const skip = (reason: string, level: 'debug' | 'info' | 'warn' = 'info'): null => {
-      this.ctx.log(level, `Skipped ${o.item.url}: ${reason}.`);
+      this.ctx.log(level, `Skipped ${o.item.url}: ${reason}.`, { path: o.item.url });
       return null;
     };
     if (o.kind === 'skip') return skip(o.reason, o.level);
@@ -306,7 +306,7 @@ export class Crawler {
         links = [];
       }
       for (const l of links) this.enqueue(l, o.item.depth + 1);
-      this.ctx.log('info', `Unchanged ${o.item.url} (HTTP 304) -> ${path}.`);
+      this.ctx.log('info', `Unchanged ${o.item.url} (HTTP 304) -> ${path}.`, { path });
       return { path, url: pageUrl, format: prev.meta.format ?? 'markdown', content: '', unchanged: true, hash: prev.hash, meta: prev.meta };
     }
 
@@ -356,7 +356,7 @@ export class Crawler {
     if (o.etag) meta.etag = o.etag;
     if (o.lastModified) meta.lastModified = o.lastModified;
     if (inScope.length > 0) meta.links = JSON.stringify(inScope);
-    this.ctx.log('info', `Read ${o.item.url}${pageUrl !== o.item.url ? ` (as ${pageUrl})` : ''} -> ${path}.`);
+    this.ctx.log('info', `Read ${o.item.url}${pageUrl !== o.item.url ? ` (as ${pageUrl})` : ''} -> ${path}.`, { path });
     const doc: SourceDocument = { path, url: pageUrl, format: o.format, content: page.markdown, hash, meta };
     if (page.title) doc.title = page.title;
     return doc;

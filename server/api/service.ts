@@ -14,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { JobRecord, LibraryRecord } from '../../core/contracts.ts';
 import { rawUploadOf } from '../../core/uploads.ts';
+import { removeJobLog } from '../../core/job-log.ts';
 import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
@@ -328,6 +329,11 @@ export class ApiService {
     };
   }
 
+  /** The refresh of POST /api/libraries/{id}/refresh, once the route's permission check passed: the library as it is. */
+  refreshLibrary(rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
+    return this.refreshFor({ kind: 'anonymous' }, rawBody);
+  }
+
   /**
    * POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's
    * source. The route decides who may (a key, an admin session, or anyone when anonymous refresh
@@ -421,12 +427,14 @@ export async function deleteLibrary(kernel: Kernel, libraryId: string): Promise<
   const library = await kernel.store.getLibrary(id);
   if (!library) throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
   const raw = version ? null : rawUploadOf(kernel.env.dataDir, library.source);
+  const jobIds = (await kernel.store.listJobs({ libraryId: id, limit: 100_000 })).filter((j) => !version || j.version === version).map((j) => j.id);
   const deleted = await kernel.store.deleteLibrary(id, version || undefined);
   if (!deleted) {
     if (version) throw new RefdeskError('version_not_found', `Library ${id} has no version "${version}". Versions: ${library.versions.join(', ') || 'none pinned'}.`);
     throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
   }
   if (raw) await rm(raw, { force: true }).catch((e: unknown) => kernel.logger.warn('could not remove a raw upload', { library: id, error: (e as Error).message }));
+  for (const jobId of jobIds) await removeJobLog(kernel.env.dataDir, jobId).catch(() => {});
   kernel.logger.info('library deleted', { library: id, ...(version ? { version } : {}) });
   return version
     ? { libraryId: id, version, message: `Deleted version ${version} of ${id} (its builds, snippets and jobs).` }

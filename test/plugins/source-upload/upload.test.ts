@@ -181,7 +181,7 @@ test('files over maxFileBytes are skipped with a warning, not fatal', async (t) 
   assert.ok(res.logs.some((l) => l.level === 'warn' && l.message.includes('big.md') && l.message.includes('maxFileBytes=1000')));
 });
 
-test('progress is reported every 50 files and at the end', async (t) => {
+test('progress gives the total first, then is reported every 50 files and at the end', async (t) => {
   const root = await tempDir(t);
   const files: Record<string, string> = {};
   for (let i = 0; i < 120; i++) files[`p/${String(i).padStart(3, '0')}.md`] = 'ab';
@@ -189,6 +189,7 @@ test('progress is reported every 50 files and at the end', async (t) => {
   const res = await runSource(new UploadSource(), { path: root });
   assert.equal(res.documents.length, 120);
   assert.deepEqual(res.progress, [
+    { total: 120 },
     { files: 50, bytes: 100 },
     { files: 100, bytes: 200 },
     { files: 120, bytes: 240 },

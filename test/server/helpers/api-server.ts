@@ -28,12 +28,14 @@ export interface ApiServerOptions {
   withTestRerankers?: boolean;
   /** The licence the server runs with (a key of the test issuer): one valid for a year unless given. */
   licence?: TestLicenceOptions;
-  /** More createApp options (session expiry, sign-in delays, allowed hosts, settings audit...). */
+  /** More createApp options (session expiry, sign-in delays, allowed hosts, settings audit, job event intervals...). */
   app?: AppOptions;
   /** The kernel's clock (sessions, rate limits, audit times). */
   clock?: Clock;
   /** The kernel's logger (default: errors only, dropped). */
   logger?: Logger;
+  /** Extra plugins (after the default ones). */
+  plugins?: Array<{ use: string; options?: Record<string, unknown> }>;
 }
 
 /**
@@ -64,6 +66,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   ];
   if (!opts.withoutTestSources) plugins.push({ use: join(ROOT, 'test/fixtures/api-plugins/sources.ts') });
   if (opts.withTestRerankers) plugins.push({ use: join(ROOT, 'test/fixtures/api-plugins/rerankers.ts') });
+  plugins.push(...(opts.plugins ?? []));
   const config = { plugins, network: { allowHosts: ['127.0.0.1'] }, ...opts.config };
   const configFile = join(scratch, 'refdesk.yaml');
   writeFileSync(configFile, JSON.stringify(config, null, 2));
