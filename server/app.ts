@@ -15,6 +15,10 @@ import { createApiService, type ApiService } from './api/service.ts';
 import { publicApiMiddleware } from './public-api.ts';
 import { parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
 import { Access, type AccessOptions } from './access.ts';
+import { healthMiddleware } from './routes/health.ts';
+import { supportBundleRoutes } from './routes/support-bundle.ts';
+import type { SupportBundleOptions } from './support-bundle.ts';
+import { parseTrustedProxies, trustedProxyMiddleware } from './trusted-proxies.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -27,6 +31,10 @@ export interface AppOptions {
   allowedHosts?: readonly AllowedHost[];
   /** Sessions and licence for the operator's routes (server/access.ts). */
   access?: AccessOptions;
+  /** Proxies whose X-Forwarded-* headers are believed, from TRUSTED_PROXIES (added to `server.trustedProxies`). */
+  trustedProxies?: string;
+  /** The support bundle's inputs (environment, log ring, licence summary, extra sections). */
+  supportBundle?: SupportBundleOptions;
 }
 
 export interface RefdeskApp {
@@ -47,12 +55,15 @@ function isClientConnectionError(e: NodeJS.ErrnoException): boolean {
 /** Builds the Koa app over an opened kernel. Never listens (main.ts does). */
 export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp {
   const app = new Koa();
-  app.proxy = false;
+  const proxies = parseTrustedProxies([...(kernel.config.server?.trustedProxies ?? []), ...(options.trustedProxies ?? '').split(',')], options.trustedProxies ? 'TRUSTED_PROXIES' : 'server.trustedProxies');
+  // Koa reads X-Forwarded-Proto/Host only with `proxy`; trustedProxyMiddleware strips them from other peers.
+  app.proxy = proxies.entries.length > 0;
   const jobs = new JobRunner(kernel);
   const service = createApiService(kernel, jobs);
   const access = new Access(kernel.store, service, options.access);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   app.use(errorMiddleware(kernel.logger));
+  app.use(trustedProxyMiddleware(proxies));
   // Koa reports here what no middleware can catch: failures of the connection after the handler
   // (a client that resets it, a malformed chunked body). Those are the client's, logged at debug;
   // anything else is logged as the error it is (never Koa's default stderr printout).
@@ -60,6 +71,15 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     if (isClientConnectionError(e)) kernel.logger.debug('client connection error', { code: e.code, error: e.message });
     else kernel.logger.error('connection failed', { error: e.message, stack: e.stack });
   });
+  app.use(
+    healthMiddleware({
+      store: kernel.store,
+      dataDir: kernel.env.dataDir,
+      jobsAlive: () => jobs.alive(),
+      licence: options.access?.licence,
+      minFreeDiskBytes: kernel.config.server?.minFreeDiskBytes ?? 100 * 1024 * 1024,
+    }),
+  );
   app.use(async (ctx, next) => {
     if (ctx.path === '/ping') {
       ctx.body = { status: 'ok', message: 'pong' };
@@ -89,6 +109,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }),
     refreshRoutes(service),
     openApiRoutes(),
+    supportBundleRoutes(kernel, access, { licence: options.access?.licence, ...options.supportBundle }),
     adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
   ]) {
     app.use(router.routes());

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../../core/kernel.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
-import { createApp, type RefdeskApp } from '../../../server/app.ts';
+import { createApp, type AppOptions, type RefdeskApp } from '../../../server/app.ts';
 import { listenOnLoopback } from '../../helpers/listen.ts';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -23,6 +23,8 @@ export interface ApiServerOptions {
   withoutTestSources?: boolean;
   /** Add the misbehaving rerankers plugin. */
   withTestRerankers?: boolean;
+  /** Options for createApp (licence, trusted proxies, support bundle...). */
+  app?: AppOptions;
 }
 
 export interface ApiServer {
@@ -50,7 +52,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   writeFileSync(configFile, JSON.stringify(config, null, 2));
   const kernel = await createKernel(configFile, { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
   await kernel.open();
-  const refdesk = createApp(kernel);
+  const refdesk = createApp(kernel, opts.app);
   const server: Server = createServer(refdesk.app.callback());
   const base = await listenOnLoopback(server);
   return {
