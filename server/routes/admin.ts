@@ -16,6 +16,7 @@ import { objectBody, onlyFields, optionalString, requiredString as requiredField
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
 import type { ApiKeyRole } from '../../core/contracts.ts';
 import type { Access } from '../access.ts';
+import { backupRoute } from '../backup.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -36,6 +37,9 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     const libs = await kernel.store.listLibraries();
     ctx.body = { libraries: libs.map((l) => ({ ...libraryJson(l), source: l.source.kind })) };
   });
+
+  /** A consistent .tar.gz of DATA_DIR while the server runs (server/backup.ts; `refdesk backup`). */
+  r.get('/backup', backupRoute(kernel));
 
   r.get('/jobs/:id', async (ctx) => {
     const job = await kernel.store.getJob(ctx.params.id);
