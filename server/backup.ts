@@ -80,6 +80,15 @@ function linkTreeSync(from: string, to: string, rel = ''): string[] {
   return out;
 }
 
+/** Staging folders of backups a killed process left behind (older than an hour). */
+async function sweepStaleStaging(dataDir: string): Promise<void> {
+  for (const name of await readdir(dataDir).catch(() => [] as string[])) {
+    if (!name.startsWith('.backup-')) continue;
+    const st = await stat(join(dataDir, name)).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > 3_600_000) await rm(join(dataDir, name), { recursive: true, force: true });
+  }
+}
+
 export interface BackupFile {
   /** The .tar.gz, inside a staging folder of DATA_DIR. */
   file: string;
@@ -92,6 +101,7 @@ export interface BackupFile {
 export async function createBackup(kernel: Kernel, opts: { includeSecretKey?: boolean } = {}): Promise<BackupFile> {
   const store = snapshotStore(kernel);
   const dataDir = kernel.env.dataDir;
+  await sweepStaleStaging(dataDir);
   // Inside DATA_DIR: hard links need the same file system.
   const staging = await mkdtemp(join(dataDir, '.backup-'));
   const cleanup = () => rm(staging, { recursive: true, force: true });
