@@ -1,9 +1,14 @@
-# Refdesk server on the embedded store. Build: docker build -t refdesk .
-# Run: docker run -p 3000:3000 -v refdesk-data:/data refdesk
+# Refdesk server on the embedded store.
+#   docker build -t refdesk .
+#   docker run -p 3000:3000 -v refdesk-data:/data -e LICENSE_KEY=rdk1.... refdesk
+# (or compose.yaml beside this file). LICENSE_KEY is required: the server refuses to start
+# without a valid key (docs/self-hosting.md). Everything else has a default.
 #
 # Stage 1 installs every dependency (TypeScript is a dev dependency) and compiles to dist/;
-# stage 2 holds the production dependencies and the compiled code only, so the server starts
-# without compiling anything (bin/refdesk.js runs dist/ when there are no sources beside it).
+# stage 2 holds the production dependencies, the compiled code, git and CA certificates, and
+# runs as the unprivileged `node` user. test/e2e/dockerfile.test.ts runs these same steps
+# (the RUN and COPY lines, ENV, CMD and HEALTHCHECK) without a container engine, so change the
+# two together: a RUN step that test does not know fails it.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -17,6 +22,7 @@ COPY config ./config
 RUN npm run build
 
 FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends git ca-certificates && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -28,4 +34,5 @@ RUN mkdir -p /data && chown node:node /data
 VOLUME /data
 EXPOSE 3000
 USER node
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "bin/refdesk.js", "serve"]

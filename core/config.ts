@@ -31,7 +31,13 @@ export interface RefdeskConfig {
   rateLimits: RateLimitConfig;
   api: { requestTimeoutMs: number; maxOpenApiUploadBytes: number; cacheMaxAgeSeconds: number };
   /** The HTTP server: hosts allowed besides the loopback names (Origin checks of /mcp). */
-  server: { allowedHosts: string[] };
+  server: {
+    allowedHosts: string[];
+    /** Proxies whose X-Forwarded-* headers are believed (addresses or CIDRs; TRUSTED_PROXIES adds more). */
+    trustedProxies: string[];
+    /** /api/ready answers 503 when DATA_DIR's file system has less free space than this (bytes). */
+    minFreeDiskBytes: number;
+  };
   /** Ingest jobs: how long their log files are kept. */
   jobs: { logRetentionDays: number };
   /** POST /api/parse: hosts whose repositories may be given as http:// URLs. */

@@ -10,6 +10,26 @@ export interface ConsoleLoggerOptions {
   format?: LogFormat;
   /** Fields left out of text lines (e.g. the job and library IDs every line of a CLI ingest shares). */
   omitFields?: readonly string[];
+  /** Also keeps every line written (already redacted) here: the server's recent log for the support bundle. */
+  ring?: LogRing;
+}
+
+/** The last `capacity` log lines of a process, oldest first (a fixed-size ring, no growth). */
+export class LogRing {
+  private readonly buf: string[] = [];
+  private next = 0;
+  constructor(readonly capacity = 5000) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('LogRing capacity must be a positive integer');
+  }
+  push(line: string): void {
+    if (this.buf.length < this.capacity) this.buf.push(line);
+    else this.buf[this.next] = line;
+    this.next = (this.next + 1) % this.capacity;
+  }
+  /** The lines kept, oldest first. */
+  lines(): string[] {
+    return this.buf.length < this.capacity ? [...this.buf] : [...this.buf.slice(this.next), ...this.buf.slice(0, this.next)];
+  }
 }
 
 const TEXT_LABEL: Record<LogLevel, string> = { debug: 'debug: ', info: '', warn: 'warning: ', error: 'error: ' };
@@ -47,7 +67,9 @@ export function createConsoleLogger(
     if (LEVELS[level] < LEVELS[minLevel]) return;
     const safeMessage = redactGeneric(message);
     const safeFields = fields ? redactFields(fields) : undefined;
-    sink(text ? formatTextLogLine(level, safeMessage, safeFields, options.omitFields) : JSON.stringify({ at: new Date().toISOString(), level, message: safeMessage, ...safeFields }));
+    const line = text ? formatTextLogLine(level, safeMessage, safeFields, options.omitFields) : JSON.stringify({ at: new Date().toISOString(), level, message: safeMessage, ...safeFields });
+    options.ring?.push(line);
+    sink(line);
   };
   return loggerFrom(log);
 }

@@ -9,7 +9,6 @@ import { refreshRoutes } from './routes/refresh.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { licenceRoutes } from './routes/licence.ts';
-import { readyRoutes } from './routes/ready.ts';
 import { jobRoutes, type JobRoutesOptions } from './routes/jobs.ts';
 import { libraryRoutes } from './routes/libraries.ts';
 import { parseRoutes } from './routes/parse.ts';
@@ -29,6 +28,11 @@ import { auditRoutes } from './routes/audit.ts';
 import { audit } from './audit.ts';
 import { settingsRoutes, type SettingsRouteOptions } from './routes/settings.ts';
 import { setupRoutes, type SetupRouteOptions } from './routes/setup.ts';
+import { healthMiddleware } from './routes/health.ts';
+import { InstalledLicence } from './licence.ts';
+import { supportBundleRoutes } from './routes/support-bundle.ts';
+import type { SupportBundleOptions } from './support-bundle.ts';
+import { parseTrustedProxies, trustedProxyMiddleware } from './trusted-proxies.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -49,6 +53,10 @@ export interface AppOptions {
   setup?: SetupRouteOptions;
   /** The job event streams (heartbeat and progress intervals). */
   jobEvents?: JobRoutesOptions;
+  /** Proxies whose X-Forwarded-* headers are believed, from TRUSTED_PROXIES (added to `server.trustedProxies`). */
+  trustedProxies?: string;
+  /** The support bundle's inputs (environment, log ring, licence summary, extra sections). */
+  supportBundle?: SupportBundleOptions;
 }
 
 export interface RefdeskApp {
@@ -71,7 +79,9 @@ function isClientConnectionError(e: NodeJS.ErrnoException): boolean {
 /** Builds the Koa app over an opened kernel. Never listens (main.ts does). */
 export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp {
   const app = new Koa();
-  app.proxy = false;
+  const proxies = parseTrustedProxies([...(kernel.config.server?.trustedProxies ?? []), ...(options.trustedProxies ?? '').split(',')], options.trustedProxies ? 'TRUSTED_PROXIES' : 'server.trustedProxies');
+  // Koa reads X-Forwarded-Proto/Host only with `proxy`; trustedProxyMiddleware strips them from other peers.
+  app.proxy = proxies.entries.length > 0;
   const jobs = new JobRunner(kernel);
   const service = createApiService(kernel, jobs);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
@@ -81,6 +91,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   });
   const access = new Access(kernel.store, service, { sessions: auth, ...options.access });
   app.use(errorMiddleware(kernel.logger));
+  app.use(trustedProxyMiddleware(proxies));
   // Koa reports here what no middleware can catch: failures of the connection after the handler
   // (a client that resets it, a malformed chunked body). Those are the client's, logged at debug;
   // anything else is logged as the error it is (never Koa's default stderr printout).
@@ -88,6 +99,15 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     if (isClientConnectionError(e)) kernel.logger.debug('client connection error', { code: e.code, error: e.message });
     else kernel.logger.error('connection failed', { error: e.message, stack: e.stack });
   });
+  app.use(
+    healthMiddleware({
+      store: kernel.store,
+      dataDir: kernel.env.dataDir,
+      jobsAlive: () => jobs.alive(),
+      licence: options.access?.licence,
+      minFreeDiskBytes: kernel.config.server?.minFreeDiskBytes ?? 100 * 1024 * 1024,
+    }),
+  );
   app.use(async (ctx, next) => {
     if (ctx.path === '/ping') {
       ctx.body = { status: 'ok', message: 'pong' };
@@ -118,9 +138,19 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes, access }),
     refreshRoutes(service, access),
     openApiRoutes(),
+    supportBundleRoutes(kernel, access, {
+      licence: options.access?.licence,
+      licenceSummary: () => {
+        const l = options.access?.licence;
+        if (!(l instanceof InstalledLicence)) return undefined;
+        const { licensee, plan, trial, issuedAt, expiresAt } = l.payload;
+        return { licensee, plan, trial, issuedAt, expiresAt, state: l.state() };
+      },
+      bundleSections: [{ name: 'audit.json', build: () => kernel.store.listAudit({ limit: 1000 }) }],
+      ...options.supportBundle,
+    }),
     adminRoutes(kernel, jobs, service, access, { maxUploadBytes: options.maxUploadBytes ?? 200 * 1024 * 1024 }),
     licenceRoutes(access, options.access?.licence),
-    readyRoutes(options.access?.licence),
     authRoutes(auth),
     auditRoutes(kernel, access),
     settingsRoutes(kernel, access, { audit: (e) => audit(kernel, e).then(() => {}), ...options.settings }),

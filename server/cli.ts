@@ -51,6 +51,10 @@ Commands:
                                          show or change server settings (require a key on /mcp)
   account reset                          the admin account back to admin / refdesk (forced change),
                                          every session ended (lost password)
+  backup --out FILE [--include-secret-key]
+                                         a consistent .tar.gz of DATA_DIR (through the running
+                                         server, else directly); the sealing key only when asked
+  restore --from FILE [--force]          unpack a backup into an empty DATA_DIR (--force: replace)
   demo                                   index Refdesk's own docs as /docs/refdesk, then serve
                                          (on 127.0.0.1 with a throwaway local licence unless LICENSE_KEY is set)
   license keygen|issue|show|serve-issuer|trial
@@ -322,6 +326,75 @@ async function cmdDelete(settings: ProcessSettings, positionals: string[]): Prom
   }
 }
 
+/**
+ * `refdesk backup --out FILE [--include-secret-key]`: through the running server's admin route
+ * when a server holds the data directory (it keeps serving), else directly under the data lock.
+ */
+async function cmdBackup(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
+  const out = typeof values.out === 'string' && values.out !== '' ? resolve(values.out) : null;
+  if (!out || positionals.length > 0) throw new RefdeskError('invalid_request', 'backup: give the file to write, e.g. refdesk backup --out refdesk-backup.tar.gz [--include-secret-key].');
+  if (existsSync(out) && !values.force) throw new RefdeskError('invalid_request', `backup: ${out} exists; choose another file or add --force to replace it.`);
+  const includeSecretKey = values['include-secret-key'] === true;
+  const { createBackup, secretKeyAdvice } = await import('./backup.ts');
+  const { rename, rm, copyFile, stat: statFile } = await import('node:fs/promises');
+  const tmp = `${out}.${process.pid}.partial`;
+  const lock = await readDataLock(settings.dataDir);
+  try {
+    if (lock && lock.mode === 'server' && lock.port) {
+      process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; taking the backup through it on port ${lock.port}.\n`);
+      const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/backup?includeSecretKey=${includeSecretKey}`);
+      if (!res.ok || !res.body) {
+        const json = (await res.json().catch(() => ({}))) as { message?: string };
+        process.stderr.write(`refdesk: backup failed: ${json.message ?? res.statusText}\n`);
+        return 1;
+      }
+      const { createWriteStream } = await import('node:fs');
+      const { pipeline } = await import('node:stream/promises');
+      const { Readable } = await import('node:stream');
+      await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(tmp, { mode: 0o600 }));
+    } else {
+      const kernel = await openKernel(settings, 'writer');
+      try {
+        const backup = await createBackup(kernel, { includeSecretKey });
+        try {
+          await copyFile(backup.file, tmp);
+        } finally {
+          await backup.cleanup();
+        }
+      } finally {
+        await kernel.close();
+      }
+    }
+    await rename(tmp, out);
+  } finally {
+    await rm(tmp, { force: true });
+  }
+  process.stdout.write(`Backup written to ${out} (${(await statFile(out)).size} bytes).\n${secretKeyAdvice(settings.dataDir, includeSecretKey, process.env)}\n`);
+  return 0;
+}
+
+/** `refdesk restore --from FILE [--force]`: into an empty DATA_DIR (no process may hold it). */
+async function cmdRestore(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
+  const from = typeof values.from === 'string' && values.from !== '' ? values.from : null;
+  if (!from || positionals.length > 0) throw new RefdeskError('invalid_request', 'restore: give the backup to restore, e.g. refdesk restore --from refdesk-backup.tar.gz [--force].');
+  const { restoreBackup, relocateUploads } = await import('./backup.ts');
+  const { manifest, secretKeyPresent } = await restoreBackup(from, settings.dataDir, { force: values.force === true });
+  // Open it once: checks the database and queues again the jobs that were running at backup time.
+  const kernel = await openKernel(settings, 'writer');
+  let libraries = 0;
+  try {
+    await relocateUploads(kernel, manifest.dataDir);
+    libraries = (await kernel.store.listLibraries()).length;
+  } finally {
+    await kernel.close();
+  }
+  process.stdout.write(`Restored ${manifest.files.length} files (${libraries} libraries, backup of ${manifest.createdAt}) into ${settings.dataDir}.\n`);
+  if (!secretKeyPresent && !process.env.REFDESK_SECRET_KEY && !process.env.ENCRYPTION_KEY) {
+    process.stdout.write(`The backup holds no sealing key: copy the secret.key you kept to ${join(settings.dataDir, 'secret.key')} (mode 0600), or set REFDESK_SECRET_KEY, before starting; stored tokens cannot be opened without it.\n`);
+  }
+  return 0;
+}
+
 async function cmdDemo(settings: ProcessSettings): Promise<number> {
   // server/cli.ts in a checkout, dist/server/cli.js when compiled: docs/ is at the package root.
   const here = dirname(new URL(import.meta.url).pathname);
@@ -371,6 +444,10 @@ async function dispatch(argv: string[]): Promise<number> {
       tokens: { type: 'string' },
       plan: { type: 'string' },
       role: { type: 'string' },
+      out: { type: 'string' },
+      from: { type: 'string' },
+      'include-secret-key': { type: 'boolean' },
+      force: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -406,6 +483,10 @@ async function dispatch(argv: string[]): Promise<number> {
       return (await import('./cli-admin.ts')).cmdSettings(openKernel, settings, rest);
     case 'account':
       return (await import('./cli-admin.ts')).cmdAccount(openKernel, settings, rest);
+    case 'backup':
+      return cmdBackup(settings, rest, values);
+    case 'restore':
+      return cmdRestore(settings, rest, values);
     default:
       process.stderr.write(`refdesk: unknown command "${command}"\n\n${USAGE}`);
       return 1;

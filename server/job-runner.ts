@@ -124,6 +124,11 @@ export class JobRunner {
     this.running ??= this.drain();
   }
 
+  /** False once stopped (shutdown): no job will run any more. For /api/ready. */
+  alive(): boolean {
+    return !this.controller.signal.aborted;
+  }
+
   /** Resolves when the queue is empty (used by tests and shutdown). */
   async idle(): Promise<void> {
     while (this.running) await this.running;

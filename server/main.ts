@@ -5,12 +5,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import { createKernel } from '../core/kernel.ts';
-import { createConsoleLogger } from '../core/services.ts';
+import { createConsoleLogger, LogRing } from '../core/services.ts';
 import { prepareDataDir } from '../core/data-lock.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import { readSettings, type ProcessSettings } from './env.ts';
 import { createApp } from './app.ts';
 import { parseAllowedHosts } from './allowed-hosts.ts';
+import { parseTrustedProxies } from './trusted-proxies.ts';
 import { exitOnStartupFailure } from './startup-error.ts';
 import { installProcessGuards } from './process-guards.ts';
 import { loadLicence, startLine } from './licence.ts';
@@ -30,7 +31,10 @@ async function main(): Promise<void> {
   const licence = loadLicence(process.env);
   const { dataDir } = settings;
   const allowedHosts = parseAllowedHosts(process.env.ALLOWED_HOSTS ?? '', 'ALLOWED_HOSTS');
-  const logger = createConsoleLogger(settings.logLevel, undefined, { format: settings.logFormat });
+  parseTrustedProxies(process.env.TRUSTED_PROXIES ?? '', 'TRUSTED_PROXIES'); // a bad value stops the start here
+  // The last lines logged, redacted, for the support bundle (GET /api/support-bundle).
+  const logRing = new LogRing(5000);
+  const logger = createConsoleLogger(settings.logLevel, undefined, { format: settings.logFormat, ring: logRing });
   const env: RuntimeEnv = { dataDir, mode: 'server', port: settings.port };
   const kernel = await createKernel(settings.configFile, { env, logger });
   await prepareDataDir(dataDir);
@@ -58,7 +62,13 @@ async function main(): Promise<void> {
   }
   const configHosts = kernel.config.server?.allowedHosts ?? [];
   const authStart = await prepareAuth(kernel, { dataDir, boundAddress: bound.address, allowedHostCount: allowedHosts.length + configHosts.length });
-  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts, access: { licence, cliToken: authStart.cliToken } });
+  const { app, jobs } = createApp(kernel, {
+    mcp: { bindHost: settings.host },
+    allowedHosts,
+    access: { licence, cliToken: authStart.cliToken },
+    trustedProxies: process.env.TRUSTED_PROXIES,
+    supportBundle: { env: process.env, logRing, startedAt },
+  });
   handler = app.callback();
   for (const p of pending.splice(0)) p();
 

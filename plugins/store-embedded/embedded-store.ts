@@ -3,8 +3,9 @@
  * `<dataDir>/<fileName>` after every durable change.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFileSync, linkSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type {
   AdminAccountRecord,
@@ -1091,6 +1092,37 @@ export class EmbeddedStore implements Store {
     });
     await this.persist();
     return this.libraryRecords(newId)[0];
+  }
+
+  /**
+   * A consistent copy of the store for a backup, taken while it keeps serving and writing: the
+   * database exported from memory and, in the same synchronous step (no other store call can run
+   * in between), hard links (copies across file systems) of the index segment files it references,
+   * under `dir`. `sameStep` runs inside that step too (the caller's own files, e.g. raw uploads).
+   * Returns the paths written, relative to `dir`. A referenced segment file that is missing is
+   * skipped (the store rebuilds a missing segment from the database when it is next opened).
+   */
+  async snapshot(dir: string, sameStep?: () => void): Promise<string[]> {
+    const db = this.requireDb();
+    const segDir = join(dir, SEGMENT_DIR);
+    mkdirSync(segDir, { recursive: true });
+    const data = db.export();
+    const written: string[] = [];
+    for (const r of all(db, "SELECT segment_file FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL")) {
+      const file = basename(str(r.segment_file));
+      try {
+        linkSync(join(this.segmentDir, file), join(segDir, file));
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') continue;
+        if (code !== 'EXDEV' && code !== 'EPERM') throw err;
+        copyFileSync(join(this.segmentDir, file), join(segDir, file));
+      }
+      written.push(`${SEGMENT_DIR}/${file}`);
+    }
+    sameStep?.();
+    await writeFile(join(dir, basename(this.file)), data);
+    return [basename(this.file), ...written];
   }
 
   async resolveLibraryAlias(id: string): Promise<string | null> {

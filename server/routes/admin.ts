@@ -18,6 +18,7 @@ import type { ApiKeyRole } from '../../core/contracts.ts';
 import type { Access, Caller } from '../access.ts';
 import { actorOf, audit } from '../audit.ts';
 import { resetAdminAccount } from '../auth/reset.ts';
+import { backupRoute } from '../backup.ts';
 
 /**
  * Operator routes: an admin session (cookie, with its CSRF token on changes), an admin API key
@@ -40,6 +41,9 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     const libs = await kernel.store.listLibraries();
     ctx.body = { libraries: libs.map((l) => ({ ...libraryJson(l), source: l.source.kind })) };
   });
+
+  /** A consistent .tar.gz of DATA_DIR while the server runs (server/backup.ts; `refdesk backup`). */
+  r.get('/backup', backupRoute(kernel));
 
   r.get('/jobs/:id', async (ctx) => {
     const job = await kernel.store.getJob(ctx.params.id);

@@ -44,3 +44,24 @@ describe('redactSecrets', () => {
     assert.match(out, /home \/root; abc$/, 'values of other variables and short values stay');
   });
 });
+
+describe('LogRing (the server log kept for the support bundle)', async () => {
+  const { LogRing } = await import('../../core/services.ts');
+  test('keeps the last lines written, oldest first, already redacted', () => {
+    const ring = new LogRing(3);
+    const logger = createConsoleLogger('info', () => {}, { ring });
+    logger.debug('below the level: not kept');
+    for (let i = 1; i <= 5; i++) logger.info(`line ${i}`, i === 5 ? { header: 'Authorization: Bearer sk-planted-ring-secret-1234' } : {});
+    const lines = ring.lines();
+    assert.deepEqual(lines.map((l) => JSON.parse(l).message), ['line 3', 'line 4', 'line 5']);
+    assert.ok(!lines.join('\n').includes('sk-planted-ring-secret-1234'));
+  });
+
+  test('fewer lines than its capacity: all of them in order', () => {
+    const ring = new LogRing(10);
+    ring.push('a');
+    ring.push('b');
+    assert.deepEqual(ring.lines(), ['a', 'b']);
+    assert.throws(() => new LogRing(0), RangeError);
+  });
+});

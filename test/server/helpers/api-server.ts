@@ -28,7 +28,7 @@ export interface ApiServerOptions {
   withTestRerankers?: boolean;
   /** The licence the server runs with (a key of the test issuer): one valid for a year unless given. */
   licence?: TestLicenceOptions;
-  /** More createApp options (session expiry, sign-in delays, allowed hosts, settings audit, job event intervals...). */
+  /** More createApp options (session expiry, sign-in delays, allowed hosts, settings audit, job event intervals, trusted proxies, support bundle...). */
   app?: AppOptions;
   /** The kernel's clock (sessions, rate limits, audit times). */
   clock?: Clock;
