@@ -15,6 +15,7 @@ import { createApiService, type ApiService } from './api/service.ts';
 import { publicApiMiddleware } from './public-api.ts';
 import { parseAllowedHosts, type AllowedHost } from './allowed-hosts.ts';
 import { Access, type AccessOptions } from './access.ts';
+import { SearchPool, type SearchPoolOptions } from './search-pool.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -27,6 +28,11 @@ export interface AppOptions {
   allowedHosts?: readonly AllowedHost[];
   /** Sessions and licence for the operator's routes (server/access.ts). */
   access?: AccessOptions;
+  /**
+   * Context searches in worker threads (server/search-pool.ts); false: in the main thread. The
+   * size defaults to the config's `query.workers` (0 turns the pool off), else the cores.
+   */
+  searchPool?: SearchPoolOptions | false;
 }
 
 export interface RefdeskApp {
@@ -36,6 +42,8 @@ export interface RefdeskApp {
   service: ApiService;
   /** Who may do what on the operator's routes. */
   access: Access;
+  /** The search workers (null: searches run in the main thread). Close it when the server stops. */
+  searchPool: SearchPool | null;
 }
 
 /** Errors of a client's connection or framing (reset, aborted, malformed HTTP), not of the server. */
@@ -49,7 +57,8 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   const app = new Koa();
   app.proxy = false;
   const jobs = new JobRunner(kernel);
-  const service = createApiService(kernel, jobs);
+  const searchPool = createSearchPool(kernel, options.searchPool);
+  const service = createApiService(kernel, jobs, searchPool ?? undefined);
   const access = new Access(kernel.store, service, options.access);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   app.use(errorMiddleware(kernel.logger));
@@ -94,5 +103,19 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, jobs, service, access };
+  return { app, jobs, service, access, searchPool };
+}
+
+/** The search pool the options and config ask for (query.workers: 0 = none), sized to the cores by default. */
+function createSearchPool(kernel: Kernel, options: SearchPoolOptions | false | undefined): SearchPool | null {
+  const workers = kernel.config.query.workers;
+  if (options === false || (workers === 0 && options?.size === undefined)) return null;
+  // The embedded store's segment budget, when it has one, is the workers' budget.
+  const storeOptions = (kernel.store as { options?: { segmentCacheBytes?: number; indexCacheSize?: number } }).options;
+  return new SearchPool(kernel.store, kernel.logger, {
+    size: workers,
+    cacheBytes: storeOptions?.segmentCacheBytes,
+    cacheCount: storeOptions?.indexCacheSize,
+    ...options,
+  });
 }

@@ -52,8 +52,9 @@ async function main(): Promise<void> {
     server.close();
     throw e;
   }
-  const { app, jobs } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts });
+  const { app, jobs, searchPool } = createApp(kernel, { mcp: { bindHost: settings.host }, allowedHosts });
   handler = app.callback();
+  searchPool?.start();
   for (const p of pending.splice(0)) p();
 
   let stopping = false;
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
     server.close();
     server.closeAllConnections();
     await jobs.stop().catch(() => {});
+    await searchPool?.close().catch(() => {});
     await kernel.close().catch((e: unknown) => logger.error('could not close the store', { error: (e as Error).message }));
     process.exit(code);
   };
