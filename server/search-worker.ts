@@ -11,9 +11,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SearchHit } from '../core/contracts.ts';
-import { assembleContext } from '../core/context-assembly.ts';
+import type { ContextSnippet } from '../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../core/search/lexical-index.ts';
-import { SegmentError, openSegment, searchServedSegment, type ServedSegment } from '../plugins/store-embedded/segment.ts';
+import { SegmentError, assembleFromSegment, openSegment, searchServedSegment, type ServedSegment } from '../plugins/store-embedded/segment.ts';
 import { SegmentCache } from '../plugins/store-embedded/segment-cache.ts';
 
 export interface SearchWorkerData {
@@ -35,7 +35,7 @@ export interface SearchRequest {
 
 export type SearchReply =
   | { id: number; ok: true; hits: SearchHit[] }
-  | { id: number; ok: true; snippets: ReturnType<typeof assembleContext> }
+  | { id: number; ok: true; snippets: ContextSnippet[] }
   | { id: number; ok: false; segment: boolean; message: string };
 
 const port = parentPort;
@@ -73,8 +73,10 @@ port.on('message', (req: SearchRequest) => {
   try {
     testHook(req.query);
     const segment = segmentFor(req);
-    const hits = searchServedSegment(segment, req.query, req.limit);
-    reply = req.budget === null ? { id: req.id, ok: true, hits } : { id: req.id, ok: true, snippets: assembleContext(hits, req.query, req.budget) };
+    reply =
+      req.budget === null
+        ? { id: req.id, ok: true, hits: searchServedSegment(segment, req.query, req.limit) }
+        : { id: req.id, ok: true, snippets: assembleFromSegment(segment, req.query, req.limit, req.budget) };
   } catch (err) {
     if (err instanceof SegmentError) cache.delete(req.buildId);
     reply = { id: req.id, ok: false, segment: err instanceof SegmentError, message: (err as Error).message };
