@@ -60,6 +60,9 @@ interface Slot {
   queue: Task[];
 }
 
+/** The young generation of a worker's heap, in MB (V8's default would be several times more). */
+const YOUNG_GENERATION_MB = 8;
+
 /** How many workers in a row may fail before becoming ready before the pool turns itself off. */
 const MAX_START_FAILURES = 3;
 
@@ -205,9 +208,12 @@ export class SearchPool implements ContextSearcher {
       cacheCount: Math.max(1, this.options.cacheCount ?? 16),
       testHooks: this.options.testHooks === true,
     };
+    // A search allocates little that lives: a small young generation keeps each worker's heap
+    // (and the process's RSS) small.
+    const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
     const worker = WORKER_ENTRY.pathname.endsWith('.ts')
-      ? new Worker(tsxBootstrap(WORKER_ENTRY), { eval: true, workerData: data })
-      : new Worker(WORKER_ENTRY, { workerData: data });
+      ? new Worker(tsxBootstrap(WORKER_ENTRY), { eval: true, workerData: data, resourceLimits })
+      : new Worker(WORKER_ENTRY, { workerData: data, resourceLimits });
     worker.unref();
     slot.worker = worker;
     slot.ready = false;
