@@ -26,7 +26,7 @@ export interface PluginEntry {
 export interface RefdeskConfig {
   plugins: PluginEntry[];
   slots: { store: string; chunkers?: string[]; embedder: string | null; reranker: string | null };
-  query: { defaultTokens: number; minTokens: number; maxTokens: number };
+  query: { defaultTokens: number; minTokens: number; maxTokens: number; workers?: number };
   network: NetworkPolicy;
   rateLimits: RateLimitConfig;
   api: { requestTimeoutMs: number; maxOpenApiUploadBytes: number; cacheMaxAgeSeconds: number };

@@ -67,6 +67,66 @@ export function assembleContext(hits: readonly SearchHit[], query: string, budge
   return out;
 }
 
+/** A search result before its snippet is read: its id, score and the key of its answer unit. */
+export interface RankedHit {
+  id: number;
+  score: number;
+  /** The unit's key: the parent or merged unit's (SearchHit.unit.key), else the section key of the snippet. */
+  key: string;
+  unit?: SearchHit['unit'];
+}
+
+/**
+ * The same answer as assembleContext over every hit, reading (with `read`) only the snippets
+ * that can be in it: units are grouped from the keys alone, and the units from the first one
+ * below the relevance cut-off on are never reached by assembleContext, so their snippets are
+ * not read. `read` returning undefined drops the hit (as a store search would).
+ */
+export function assembleRanked(
+  ranked: readonly RankedHit[],
+  read: (id: number) => StoredSnippet | undefined,
+  query: string,
+  budget: number,
+  options: AssemblyOptions = DEFAULT_ASSEMBLY,
+): ContextSnippet[] {
+  const readAll = (list: readonly RankedHit[]): SearchHit[] => {
+    const hits: SearchHit[] = [];
+    for (const h of list) {
+      const snippet = read(h.id);
+      if (snippet) hits.push(h.unit ? { snippet, score: h.score, unit: h.unit } : { snippet, score: h.score });
+    }
+    return hits;
+  };
+  const wanted = reachableHits(ranked, options.relativeCutoff);
+  let hits = readAll(wanted);
+  // A hit dropped by `read` can change the units' order and scores: then assemble from all.
+  if (hits.length < wanted.length && wanted.length < ranked.length) hits = readAll(ranked);
+  return assembleContext(hits, query, budget, options);
+}
+
+/** The hits of the units before the first one below the cut-off, in their order. */
+function reachableHits(ranked: readonly RankedHit[], relativeCutoff: number): RankedHit[] {
+  if (relativeCutoff <= 0) return [...ranked];
+  const units = new Map<string, number>();
+  const order: string[] = [];
+  const seen = new Set<number>();
+  for (const h of ranked) {
+    if (seen.has(h.id)) continue;
+    seen.add(h.id);
+    const score = units.get(h.key);
+    if (score === undefined) order.push(h.key);
+    units.set(h.key, score === undefined ? h.score : Math.max(score, h.score));
+  }
+  if (order.length === 0) return [];
+  const top = units.get(order[0])!;
+  const keep = new Set<string>();
+  for (const key of order) {
+    if (units.get(key)! < top * relativeCutoff) break;
+    keep.add(key);
+  }
+  return ranked.filter((h) => keep.has(h.key));
+}
+
 /** Hits grouped by section, in the order sections first appear, members in document order. */
 function groupUnits(hits: readonly SearchHit[]): Unit[] {
   const byKey = new Map<string, Unit>();

@@ -106,6 +106,15 @@ export interface StoredSnippet extends Snippet {
   seq: number;
 }
 
+/** Where a served build's index segment lives (Store.segmentFile). */
+export interface SegmentFileRef {
+  buildId: string;
+  /** Absolute path of the file. */
+  path: string;
+  /** The checksum the catalog recorded (null: not recorded, not checked). */
+  checksum: string | null;
+}
+
 export interface SearchHit {
   snippet: StoredSnippet;
   score: number;
@@ -459,6 +468,14 @@ export interface Store {
   getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]>;
   /** Lexical search over the served build of a version, best first, at most `limit` hits. */
   search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]>;
+  /**
+   * Optional: the index segment file serving a version (path, build and checksum the catalog
+   * recorded), so a search worker can open and search it off the main thread; null when the
+   * served build has no file (it is then searched with `search`). Throws like `search` for an
+   * unknown library or version. A worker that finds the file damaged falls back to `search`,
+   * which repairs it.
+   */
+  segmentFile?(libraryId: string, version: string): Promise<SegmentFileRef | null>;
 
   createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord>;
   updateJob(

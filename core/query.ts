@@ -2,7 +2,7 @@
  * The query pipeline: library ID (+ version) -> lexical search -> optional rerank -> context
  * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
  */
-import type { LibraryRecord, StoredSnippet } from './contracts.ts';
+import type { LibraryRecord, SearchHit, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { formatLibraryId } from './library-id.ts';
@@ -66,7 +66,34 @@ export function tokenBudget(kernel: Kernel, tokens: number | undefined): number 
   return Math.min(maxTokens, Math.max(minTokens, Math.floor(tokens)));
 }
 
-export async function getContext(kernel: Kernel, req: ContextRequest): Promise<ContextResult> {
+/**
+ * Runs a version's search somewhere other than the calling thread (server/search-pool.ts: a
+ * worker thread), given what getContext has checked.
+ */
+export interface ContextSearcher {
+  /**
+   * With `assemble`, the answer's snippets (assembleContext under that budget); without, the
+   * hits. Null when it cannot serve this version (getContext then uses the store's search).
+   * Rejects with RefdeskError `processing_timeout` once `signal` aborts, abandoning the work.
+   */
+  search(
+    libraryId: string,
+    version: string,
+    query: string,
+    limit: number,
+    assemble: { budget: number } | null,
+    signal?: AbortSignal,
+  ): Promise<{ hits: SearchHit[] } | { snippets: ContextSnippet[] } | null>;
+}
+
+export interface ContextOptions {
+  /** Where the search runs (default: the store's search, in this thread). */
+  searcher?: ContextSearcher;
+  /** Aborted when the caller stops waiting (the request deadline). */
+  signal?: AbortSignal;
+}
+
+export async function getContext(kernel: Kernel, req: ContextRequest, options: ContextOptions = {}): Promise<ContextResult> {
   const parsed = await resolveLibraryId(kernel.store, req.libraryId);
   const query = req.query.trim();
   if (!query) throw new RefdeskError('invalid_request', 'The query must not be empty.');
@@ -86,9 +113,14 @@ export async function getContext(kernel: Kernel, req: ContextRequest): Promise<C
     throw new RefdeskError('library_not_finalized', `Library "${parsed.id}" is still being processed (state: ${library.state}). Retry in a moment.`);
   }
   const budget = tokenBudget(kernel, req.tokens);
-  let hits = await kernel.store.search(parsed.id, version, query, CANDIDATES);
-  if (kernel.reranker && hits.length > 1) hits = await kernel.reranker.rerank(query, hits, CANDIDATES);
-  const snippets = assembleContext(hits, query, budget);
+  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, kernel.reranker ? null : { budget }, options.signal) : null;
+  let snippets: ContextSnippet[];
+  if (remote && 'snippets' in remote) snippets = remote.snippets;
+  else {
+    let hits = remote ? remote.hits : await kernel.store.search(parsed.id, version, query, CANDIDATES);
+    if (kernel.reranker && hits.length > 1) hits = await kernel.reranker.rerank(query, hits, CANDIDATES);
+    snippets = assembleContext(hits, query, budget);
+  }
   return { library, version, snippets, totalTokens: snippets.reduce((n, s) => n + s.tokens, 0) };
 }
 

@@ -33,6 +33,7 @@ import { InstalledLicence } from './licence.ts';
 import { supportBundleRoutes } from './routes/support-bundle.ts';
 import type { SupportBundleOptions } from './support-bundle.ts';
 import { parseTrustedProxies, trustedProxyMiddleware } from './trusted-proxies.ts';
+import { SearchPool, type SearchPoolOptions } from './search-pool.ts';
 
 export interface AppOptions {
   maxUploadBytes?: number;
@@ -57,6 +58,11 @@ export interface AppOptions {
   trustedProxies?: string;
   /** The support bundle's inputs (environment, log ring, licence summary, extra sections). */
   supportBundle?: SupportBundleOptions;
+  /**
+   * Context searches in worker threads (server/search-pool.ts); false: in the main thread. The
+   * size defaults to the config's `query.workers` (0 turns the pool off), else the cores.
+   */
+  searchPool?: SearchPoolOptions | false;
 }
 
 export interface RefdeskApp {
@@ -68,6 +74,8 @@ export interface RefdeskApp {
   access: Access;
   /** The admin account's sign-in and sessions. */
   auth: AuthService;
+  /** The search workers (null: searches run in the main thread). Close it when the server stops. */
+  searchPool: SearchPool | null;
 }
 
 /** Errors of a client's connection or framing (reset, aborted, malformed HTTP), not of the server. */
@@ -83,7 +91,8 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   // Koa reads X-Forwarded-Proto/Host only with `proxy`; trustedProxyMiddleware strips them from other peers.
   app.proxy = proxies.entries.length > 0;
   const jobs = new JobRunner(kernel);
-  const service = createApiService(kernel, jobs);
+  const searchPool = createSearchPool(kernel, options.searchPool);
+  const service = createApiService(kernel, jobs, searchPool ?? undefined);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   const hosts = new HostAllowList(allowedHosts);
   const auth = new AuthService(kernel.store, { dataDir: kernel.env.dataDir, clock: kernel.clock, hosts, ...options.auth }, async (ctx, e) => {
@@ -164,5 +173,19 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return { app, jobs, service, access, auth };
+  return { app, jobs, service, access, auth, searchPool };
+}
+
+/** The search pool the options and config ask for (query.workers: 0 = none), sized to the cores by default. */
+function createSearchPool(kernel: Kernel, options: SearchPoolOptions | false | undefined): SearchPool | null {
+  const workers = kernel.config.query.workers;
+  if (options === false || (workers === 0 && options?.size === undefined)) return null;
+  // The embedded store's segment budget, when it has one, is the workers' budget.
+  const storeOptions = (kernel.store as { options?: { segmentCacheBytes?: number; indexCacheSize?: number } }).options;
+  return new SearchPool(kernel.store, kernel.logger, {
+    size: workers,
+    cacheBytes: storeOptions?.segmentCacheBytes,
+    cacheCount: storeOptions?.indexCacheSize,
+    ...options,
+  });
 }

@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   }
   const configHosts = kernel.config.server?.allowedHosts ?? [];
   const authStart = await prepareAuth(kernel, { dataDir, boundAddress: bound.address, allowedHostCount: allowedHosts.length + configHosts.length });
-  const { app, jobs } = createApp(kernel, {
+  const { app, jobs, searchPool } = createApp(kernel, {
     mcp: { bindHost: settings.host },
     allowedHosts,
     access: { licence, cliToken: authStart.cliToken },
@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     supportBundle: { env: process.env, logRing, startedAt },
   });
   handler = app.callback();
+  searchPool?.start();
   for (const p of pending.splice(0)) p();
 
   let stopping = false;
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
     server.close();
     server.closeAllConnections();
     await jobs.stop().catch(() => {});
+    await searchPool?.close().catch(() => {});
     await kernel.close().catch((e: unknown) => logger.error('could not close the store', { error: (e as Error).message }));
     process.exit(code);
   };

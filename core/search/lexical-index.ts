@@ -13,6 +13,7 @@ import type { Snippet } from '../contracts.ts';
 import { accumulateBm25f, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, type IndexData, type Ragged } from './index-data.ts';
 import { PhraseMatcher, questionPhrases } from './phrases.ts';
+import { sectionKey } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
 
 export interface IndexedSnippet
@@ -35,6 +36,11 @@ export interface LexicalIndex {
    * to a parent section (a heading with all its subsections) answered as one unit.
    */
   search(query: string, limit: number): Array<{ id: number; score: number; unit?: UnitRef }>;
+  /**
+   * The section key (core/search/sections.ts sectionKey: file and heading path) of the snippet
+   * with this id, from the index alone (no snippet read); undefined for an id it does not hold.
+   */
+  sectionKeyOf(id: number): string | undefined;
 }
 
 export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path' | 'meta';
@@ -418,8 +424,45 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
   const takenList: number[] = [];
   const units = new UnitBuffer();
 
+  let ascending = true;
+  for (let i = 1; i < nsnip && ascending; i++) ascending = ids[i] > ids[i - 1];
+  let positions: Map<number, number> | undefined;
+  /** The position of a snippet id in `ids` (binary search when ascending, as the index makes them). */
+  const positionOf = (id: number): number => {
+    if (!ascending) {
+      positions ??= new Map(Array.from(ids, (v, i) => [v, i]));
+      return positions.get(id) ?? -1;
+    }
+    let lo = 0;
+    let hi = nsnip - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (ids[mid] === id) return mid;
+      if (ids[mid] < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  };
+  /** The section holding snippet position i (secStart is ascending). */
+  const sectionAt = (i: number): number => {
+    let lo = 0;
+    let hi = nsec - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (secStart[mid] <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+
   return {
     size: nsnip,
+    sectionKeyOf(id) {
+      const i = positionOf(id);
+      if (i < 0) return undefined;
+      const sec = sectionAt(i);
+      return sectionKey({ sourcePath: pagePaths[pageOf[sec]], breadcrumb: crumbsOf(sec) });
+    },
     search(query, limit) {
       let words = [...new Set(tokenize(query))];
       if (params.dropFillers) {

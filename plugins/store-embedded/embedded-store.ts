@@ -28,6 +28,7 @@ import type {
   LogLevel,
   RuntimeEnv,
   SearchHit,
+  SegmentFileRef,
   Snippet,
   Store,
   StoredSnippet,
@@ -55,6 +56,7 @@ import {
   openSegment,
   removeOrphanSegments,
   removeSegments,
+  searchServedSegment,
   writeSegment,
   type ServedSegment,
 } from './segment.ts';
@@ -743,7 +745,7 @@ export class EmbeddedStore implements Store {
     if (!(n > 0) || typeof query !== 'string') return [];
     const segment = await this.servedSegment(buildId);
     try {
-      return searchSegment(segment, query, n);
+      return searchServedSegment(segment, query, n);
     } catch (err) {
       // A damaged snippet record (the index part is checked when the file is opened).
       if (!(err instanceof SegmentError)) throw err;
@@ -758,8 +760,17 @@ export class EmbeddedStore implements Store {
           .finally(() => this.pendingSegments.delete(buildId));
         this.pendingSegments.set(buildId, pending);
       }
-      return searchSegment(await pending, query, n);
+      return searchServedSegment(await pending, query, n);
     }
+  }
+
+  async segmentFile(libraryId: string, version: string): Promise<SegmentFileRef | null> {
+    const db = this.requireDb();
+    const buildId = this.servedBuildId(libraryId, version);
+    const row = get(db, 'SELECT segment_file, segment_checksum FROM builds WHERE id = ?', [buildId]);
+    const file = row ? strOrNull(row.segment_file) : null;
+    if (!file) return null;
+    return { buildId, path: join(this.segmentDir, file), checksum: strOrNull(row!.segment_checksum) };
   }
 
   /** The index segment of a served build: open, opened from its file, or rebuilt. */
@@ -1183,15 +1194,6 @@ export class EmbeddedStore implements Store {
 }
 
 /** Lexical search over a segment: the hits with their snippets read from it. */
-function searchSegment(segment: ServedSegment, query: string, limit: number): SearchHit[] {
-  const hits: SearchHit[] = [];
-  for (const r of segment.index.search(query, limit)) {
-    const snippet = segment.snippet(r.id);
-    if (snippet) hits.push(r.unit ? { snippet, score: r.score, unit: r.unit } : { snippet, score: r.score });
-  }
-  return hits;
-}
-
 function toApiKeyRecord(r: Row): ApiKeyRecord {
   return {
     id: str(r.id),

@@ -17,7 +17,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { mkdir, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import type { StoredSnippet } from '../../core/contracts.ts';
+import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
+import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
 import type { Bm25fData } from '../../core/search/bm25f.ts';
 import type { IndexData, Ragged } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
@@ -313,6 +314,27 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     if (err instanceof SegmentError) throw err;
     throw new SegmentError('corrupt', `segment file ${path} cannot be read: ${(err as Error).message}`);
   }
+}
+
+/** A search of a served segment: the index's results with their snippets, best first. */
+export function searchServedSegment(segment: ServedSegment, query: string, limit: number): SearchHit[] {
+  const hits: SearchHit[] = [];
+  for (const r of segment.index.search(query, limit)) {
+    const snippet = segment.snippet(r.id);
+    if (snippet) hits.push(r.unit ? { snippet, score: r.score, unit: r.unit } : { snippet, score: r.score });
+  }
+  return hits;
+}
+
+/**
+ * The context answer (core/context-assembly.ts) from a served segment, reading only the snippet
+ * records the answer can use (assembleRanked), not every candidate's.
+ */
+export function assembleFromSegment(segment: ServedSegment, query: string, limit: number, budget: number): ContextSnippet[] {
+  const ranked: RankedHit[] = segment.index.search(query, limit).map((r) =>
+    r.unit ? { id: r.id, score: r.score, key: r.unit.key, unit: r.unit } : { id: r.id, score: r.score, key: segment.index.sectionKeyOf(r.id) ?? `\u0003${r.id}` },
+  );
+  return assembleRanked(ranked, (id) => segment.snippet(id), query, budget);
 }
 
 /** A segment held in memory (a reader that cannot write the file it rebuilt). */

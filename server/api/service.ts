@@ -19,7 +19,7 @@ import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
-import { getContext, toContextJson, toContextText } from '../../core/query.ts';
+import { getContext, toContextJson, toContextText, type ContextSearcher } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { RateLimiter, type RateLimitDecision } from '../../core/rate-limit.ts';
 import { applyPolicyPatch, decide, isRestrictive, type Policy } from '../../core/policy.ts';
@@ -70,6 +70,8 @@ export class ApiService {
   constructor(
     readonly kernel: Kernel,
     private readonly jobs: JobRunner,
+    /** Where context searches run (server/search-pool.ts); default the store's search, in this thread. */
+    private readonly searcher?: ContextSearcher,
   ) {
     this.rateLimiter = new RateLimiter(kernel.config.rateLimits, kernel.clock);
   }
@@ -152,7 +154,9 @@ export class ApiService {
       throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
-    const result = await this.backend('Documentation search', () => getContext(kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens })).catch(
+    const result = await this.backend('Documentation search', (signal) =>
+      getContext(kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal }),
+    ).catch(
       async (e: unknown) => {
         const notServed = isRefdeskError(e) && (e.code === 'library_not_finalized' || e.code === 'version_not_found');
         throw library && notServed ? ((await this.unprocessable(library, parsed.version)) ?? e) : e;
@@ -206,16 +210,25 @@ export class ApiService {
     return new RefdeskError('build_failed', `The build of library ${target} failed (job ${newest.id}): ${reason} Fix the source if needed, then ${retry}.`);
   }
 
-  /** Runs a search against the store (and reranker) with the request time limit; backend failures are 503. */
-  private async backend<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs a search against the store (and reranker) with the request time limit; backend failures
+   * are 503. At the deadline `signal` aborts (with the 504 error as its reason), so work running
+   * elsewhere (a search worker) is abandoned, and the caller gets the 504 at once.
+   */
+  private async backend<T>(what: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const ms = this.kernel.config.api.requestTimeoutMs;
+    const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RefdeskError('processing_timeout', `${what} did not finish within ${ms} ms; try again, or ask a narrower question.`)), ms);
+      timer = setTimeout(() => {
+        const err = new RefdeskError('processing_timeout', `${what} did not finish within ${ms} ms; try again, or ask a narrower question.`);
+        reject(err);
+        controller.abort(err);
+      }, ms);
       timer.unref();
     });
     try {
-      return await Promise.race([fn(), timeout]);
+      return await Promise.race([fn(controller.signal), timeout]);
     } catch (e) {
       if (isRefdeskError(e) && e.code !== 'internal_error' && e.code !== 'config_error') throw e;
       this.kernel.logger.error(`${what} failed`, { error: (e as Error).message });
@@ -446,6 +459,6 @@ function withoutReranker(kernel: Kernel): Kernel {
   return Object.create(kernel, { reranker: { value: null } }) as Kernel;
 }
 
-export function createApiService(kernel: Kernel, jobs: JobRunner): ApiService {
-  return new ApiService(kernel, jobs);
+export function createApiService(kernel: Kernel, jobs: JobRunner, searcher?: ContextSearcher): ApiService {
+  return new ApiService(kernel, jobs, searcher);
 }

@@ -39,6 +39,14 @@ describe('cacheable answers: ETag from what shapes the answer, 304 without searc
       searches++;
       return real(...args);
     };
+    // Context searches run in the search workers, which ask the store for the segment file.
+    const realFile = store.segmentFile?.bind(store);
+    if (realFile) {
+      store.segmentFile = (...args) => {
+        searches++;
+        return realFile(...args);
+      };
+    }
     admin = await createKey(s.base, { role: 'admin' });
   });
   after(() => s?.close());

@@ -85,6 +85,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
       await refdesk.jobs.stop();
+      await refdesk.searchPool?.close();
       await kernel.close().catch(() => {});
       rmSync(dataDir, { recursive: true, force: true });
       rmSync(scratch, { recursive: true, force: true });
