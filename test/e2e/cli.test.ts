@@ -499,7 +499,10 @@ describe('refdesk add killed mid-ingest', { ...SKIP, timeout: 900_000 }, () => {
       let state = '';
       for (const until = Date.now() + 480_000; Date.now() < until && state !== 'succeeded' && state !== 'failed'; ) {
         await sleep(200);
-        state = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`, 15_000, server.adminAuth)).body.job.state;
+        // A server busy ingesting may drop a kept-alive connection under a poll (as the CLI's
+        // followJob allows for): ask again.
+        const poll = await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`, 15_000, server.adminAuth).catch(() => null);
+        if (poll) state = poll.body.job.state;
       }
       assert.equal(state, 'succeeded');
       const log = (await httpGet(`${server.base}/api/admin/jobs/${resumed.id}`, 15_000, server.adminAuth)).body.log.map((l: { message: string }) => l.message);
