@@ -54,6 +54,7 @@ import {
   type ServedSegment,
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
+import { removeOrphanStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
 import { duplicateApiKey, renameTargetExists, settingJson, validateApiKeyInput, validateRename, validateSettingKey } from '../../core/store-admin-rules.ts';
@@ -438,6 +439,7 @@ export class EmbeddedStore implements Store {
     for (const b of buildIds) this.segments.delete(b);
     await this.persist();
     await this.removeSegmentFiles(buildIds);
+    await this.removeStoredDocs(buildIds);
     return true;
   }
 
@@ -703,6 +705,7 @@ export class EmbeddedStore implements Store {
     this.compactIfMostlyFree(db);
     await this.persist();
     if (previous) await this.removeSegmentFiles([previous]);
+    if (previous) await this.removeStoredDocs([previous]);
     return this.versionRecord(libraryId, version)!;
   }
 
@@ -719,6 +722,7 @@ export class EmbeddedStore implements Store {
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE id = ?", [this.now(), buildId]);
     });
     await this.persist();
+    await this.removeStoredDocs([buildId]);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -842,6 +846,16 @@ export class EmbeddedStore implements Store {
     const keep = new Set(all(db, "SELECT segment_file FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL").map((r) => str(r.segment_file)));
     const removed = await removeOrphanSegments(this.segmentDir, keep);
     if (removed.length > 0) this.logger.warn('store: removed index segment files no build uses', { files: removed });
+    const builds = new Set(all(db, "SELECT id FROM builds WHERE state = 'finalized'").map((r) => str(r.id)));
+    const docs = await removeOrphanStoredDocs(this.env.dataDir, builds);
+    if (docs.length > 0) this.logger.warn('store: removed stored documents no finalized build uses', { files: docs });
+  }
+
+  /** Removes the stored documents of these builds (core/stored-docs.ts); a failure is logged, not thrown. */
+  private async removeStoredDocs(buildIds: readonly string[]): Promise<void> {
+    await removeStoredDocs(this.env.dataDir, buildIds).catch((err: unknown) =>
+      this.logger.warn('store: could not remove stored documents', { buildIds, error: String(err) }),
+    );
   }
 
   /** A build's snippets from the database, in document order, frozen. */
