@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzipSync, gzip as gzipCb, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
 import type {
   ApiKeyInput,
   ApiKeyRecord,
@@ -55,6 +56,7 @@ import {
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
 import { removeOrphanStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
+import { runWorkerTask, workerUrl } from '../../core/worker-task.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
 import { duplicateApiKey, renameTargetExists, settingJson, validateApiKeyInput, validateRename, validateSettingKey } from '../../core/store-admin-rules.ts';
@@ -98,6 +100,32 @@ export const RESUMED_LOG_LINE = 'resumed after restart: the process stopped whil
 const SNIPPET_COLUMNS =
   'id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens';
 
+/** Snippet rows read per page while a build is finalized. */
+const SNIPPET_PAGE = 1000;
+const gzipAsync = promisify(gzipCb);
+
+/** A snippets-table row (SNIPPET_COLUMNS) as a StoredSnippet. */
+function rowToSnippet(r: unknown[]): StoredSnippet {
+  return {
+    id: r[0] as number,
+    seq: r[1] as number,
+    type: r[2] as StoredSnippet['type'],
+    title: r[3] as string,
+    description: r[4] as string,
+    language: r[5] as string,
+    code: r[6] as string,
+    content: r[7] as string,
+    breadcrumb: parseJson<string[]>(r[8], []),
+    pageTitle: r[9] as string,
+    sourcePath: r[10] as string,
+    ...(r[11] != null ? { sourceUrl: r[11] as string } : {}),
+    ...(r[12] != null ? { anchor: r[12] as string } : {}),
+    lineStart: r[13] as number,
+    lineEnd: r[14] as number,
+    tokens: r[15] as number,
+  };
+}
+
 function parseJson<T>(text: unknown, fallback: T): T {
   if (typeof text !== 'string') return fallback;
   try {
@@ -122,6 +150,8 @@ export class EmbeddedStore implements Store {
   private readonly pendingSegments = new Map<string, Promise<ServedSegment>>();
   /** Counts for tests and reports: segments opened from their files, and rebuilt from snippets. */
   readonly segmentStats = { opened: 0, rebuilt: 0 };
+  /** Segments of finalized builds computed in a worker thread, and on the main thread (no worker could run). */
+  readonly segmentBuilds = { workerThread: 0, mainThread: 0 };
 
   private db: Database | null = null;
   private closed = false;
@@ -656,13 +686,15 @@ export class EmbeddedStore implements Store {
     const build = this.stagedBuild(db, buildId);
     const libraryId = str(build.library_id);
     const version = str(build.version);
-    // The index segment first: a build is served with its segment written.
-    const snippets = this.loadBuild(buildId);
-    const segment = await writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
-    const packed = gzipSync(JSON.stringify(snippets));
+    // The index segment first: a build is served with its segment written. The snippets are read
+    // in pages and the index is computed and written in a worker thread, the JSON compressed by
+    // async zlib: the event loop keeps answering while a large build is finalized.
+    const { json, count } = await this.stagedSnippetsJson(buildId);
+    const segment = await this.writeSegmentOffThread(buildId, json);
+    const packed = await gzipAsync(json);
     try {
       this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
-      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== snippets.length) {
+      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== count) {
         throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
       }
     } catch (err) {
@@ -707,6 +739,52 @@ export class EmbeddedStore implements Store {
     if (previous) await this.removeSegmentFiles([previous]);
     if (previous) await this.removeStoredDocs([previous]);
     return this.versionRecord(libraryId, version)!;
+  }
+
+  /**
+   * A staged build's snippets as one JSON array (the records loadBuild gives, in order), read a
+   * page at a time with the event loop given back between pages.
+   */
+  private async stagedSnippetsJson(buildId: string): Promise<{ json: string; count: number }> {
+    const parts: string[] = [];
+    let from = 0;
+    for (;;) {
+      const stmt = this.requireDb().prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? AND seq >= ? ORDER BY seq LIMIT ?`);
+      let rows = 0;
+      try {
+        stmt.bind([buildId, from, SNIPPET_PAGE]);
+        while (stmt.step()) {
+          const s = rowToSnippet(stmt.get());
+          parts.push(JSON.stringify(s));
+          from = s.seq + 1;
+          rows++;
+        }
+      } finally {
+        stmt.free();
+      }
+      if (rows < SNIPPET_PAGE) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return { json: `[${parts.join(',')}]`, count: parts.length };
+  }
+
+  /** Computes and writes a build's segment in a worker thread; here when no worker can start. */
+  private async writeSegmentOffThread(buildId: string, json: string): Promise<Awaited<ReturnType<typeof writeSegment>>> {
+    try {
+      const written = await runWorkerTask<Awaited<ReturnType<typeof writeSegment>>>(workerUrl(import.meta.url, './segment-build-thread'), {
+        dir: this.segmentDir,
+        buildId,
+        json,
+        params: DEFAULT_BM25,
+      });
+      this.segmentBuilds.workerThread++;
+      return written;
+    } catch (err) {
+      this.logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
+      const snippets = JSON.parse(json) as StoredSnippet[];
+      this.segmentBuilds.mainThread++;
+      return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    }
   }
 
   async failBuild(buildId: string): Promise<void> {
@@ -875,25 +953,8 @@ export class EmbeddedStore implements Store {
     try {
       stmt.bind([buildId]);
       while (stmt.step()) {
-        const r = stmt.get();
-        const s: StoredSnippet = {
-          id: r[0] as number,
-          seq: r[1] as number,
-          type: r[2] as StoredSnippet['type'],
-          title: r[3] as string,
-          description: r[4] as string,
-          language: r[5] as string,
-          code: r[6] as string,
-          content: r[7] as string,
-          breadcrumb: Object.freeze(parseJson<string[]>(r[8], [])) as string[],
-          pageTitle: r[9] as string,
-          sourcePath: r[10] as string,
-          ...(r[11] != null ? { sourceUrl: r[11] as string } : {}),
-          ...(r[12] != null ? { anchor: r[12] as string } : {}),
-          lineStart: r[13] as number,
-          lineEnd: r[14] as number,
-          tokens: r[15] as number,
-        };
+        const s = rowToSnippet(stmt.get());
+        Object.freeze(s.breadcrumb);
         Object.freeze(s);
         snippets.push(s);
       }
