@@ -18,6 +18,7 @@ import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 import { StoredDocsWriter, hasStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
+import { chunkDocument } from './chunk-worker.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -109,8 +110,13 @@ export interface RunJobOptions {
   signal?: AbortSignal;
   /** Called with cumulative progress (files, bytes, snippets) as the job advances. */
   onProgress?(p: Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress & { elapsedMs: number }): void;
-  /** Snippets written per store batch. */
+  /** Snippets written per store batch (default 250). */
   batchSize?: number;
+  /**
+   * Documents from this many characters on are chunked in a worker thread (core/chunk-worker.ts;
+   * default CHUNK_WORKER_MIN_CHARS, 0: all on the main thread).
+   */
+  chunkWorkerMinChars?: number;
 }
 
 /**
@@ -236,7 +242,8 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const suggested = new Set<string>();
     const controller = new AbortController();
     const signal = options.signal ? AbortSignal.any([options.signal, controller.signal]) : controller.signal;
-    const batchSize = options.batchSize ?? 2000;
+    // Small batches: a batch is one synchronous insert, which holds the event loop while it runs.
+    const batchSize = options.batchSize ?? 250;
     let batch: Snippet[] = [];
     let totalTokens = 0;
     const libraryMeta: LibraryMeta = {};
@@ -291,7 +298,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           reused++;
         } else {
           try {
-            snippets = kernel.chunkerFor(doc.format).chunk(doc);
+            snippets = await chunkDocument(kernel, doc, options.chunkWorkerMinChars);
           } catch (e) {
             log('warn', `skipped ${doc.path}: the chunker failed (${(e as Error).message})`);
             continue;

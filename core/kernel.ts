@@ -11,6 +11,7 @@ import { Tokens } from './tokens.ts';
 import { dataDirSecretBox, type SecretBox } from './secrets.ts';
 import { createConsoleLogger, systemClock } from './services.ts';
 import { createGuardedFetch } from './net/guarded-fetch.ts';
+import { closeChunkWorker } from './chunk-worker.ts';
 
 export interface KernelServices {
   env: RuntimeEnv;
@@ -60,6 +61,7 @@ export class Kernel {
   async close(): Promise<void> {
     if (!this.opened) return;
     this.opened = false;
+    await closeChunkWorker(this);
     await this.store.close();
   }
 }

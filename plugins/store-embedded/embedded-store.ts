@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync, gzip as gzipCb, gzipSync } from 'node:zlib';
+import { gunzip as gunzipCb, gunzipSync, gzip as gzipCb, gzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import type {
   ApiKeyInput,
@@ -103,6 +103,15 @@ const SNIPPET_COLUMNS =
 /** Snippet rows read per page while a build is finalized. */
 const SNIPPET_PAGE = 1000;
 const gzipAsync = promisify(gzipCb);
+const gunzipAsync = promisify(gunzipCb);
+
+function frozenSnippets(list: StoredSnippet[]): StoredSnippet[] {
+  for (const s of list) {
+    Object.freeze(s.breadcrumb);
+    Object.freeze(s);
+  }
+  return list;
+}
 
 /** A snippets-table row (SNIPPET_COLUMNS) as a StoredSnippet. */
 function rowToSnippet(r: unknown[]): StoredSnippet {
@@ -341,6 +350,8 @@ export class EmbeddedStore implements Store {
         run(db, 'DELETE FROM documents WHERE build_id = ?', [id]);
       }
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE state = 'building'", [now]);
+      // Rows of finalized builds whose compressed record was written (a stop while they were deleted).
+      run(db, 'DELETE FROM snippets WHERE build_id IN (SELECT build_id FROM build_snippets)');
       const running = all(db, "SELECT id FROM jobs WHERE state = 'running'").map((r) => str(r.id));
       for (const id of running) {
         run(db, "UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL WHERE id = ?", [id]);
@@ -724,7 +735,7 @@ export class EmbeddedStore implements Store {
       ]);
       // The served snippets: one compressed record (the segment serves them; this is its source).
       run(db, 'INSERT OR REPLACE INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, packed]);
-      run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
+      // Its snippet rows go below, a page at a time (recover() removes any a crash left).
       if (prev && prev !== buildId) {
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM build_snippets WHERE build_id = ?', [prev]);
@@ -734,6 +745,7 @@ export class EmbeddedStore implements Store {
       return prev;
     });
     if (previous) this.segments.delete(previous);
+    await this.deleteSnippetRows(buildId);
     this.compactIfMostlyFree(db);
     await this.persist();
     if (previous) await this.removeSegmentFiles([previous]);
@@ -766,6 +778,20 @@ export class EmbeddedStore implements Store {
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return { json: `[${parts.join(',')}]`, count: parts.length };
+  }
+
+  /**
+   * Deletes a finalized build's snippet rows (its compressed record holds them) a page at a time,
+   * giving the event loop back between pages: one DELETE of a large build holds it for long.
+   */
+  private async deleteSnippetRows(buildId: string): Promise<void> {
+    for (;;) {
+      const db = this.requireDb();
+      const first = get(db, 'SELECT MIN(seq) AS seq FROM snippets WHERE build_id = ?', [buildId]);
+      if (first?.seq == null) return;
+      run(db, 'DELETE FROM snippets WHERE build_id = ? AND seq < ?', [buildId, num(first.seq) + SNIPPET_PAGE]);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Computes and writes a build's segment in a worker thread; here when no worker can start. */
@@ -808,8 +834,12 @@ export class EmbeddedStore implements Store {
   // -------------------------------------------------------------------------------------------
 
   async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
-    this.requireDb();
-    return this.loadBuild(this.servedBuildId(libraryId, version));
+    const db = this.requireDb();
+    const buildId = this.servedBuildId(libraryId, version);
+    // The compressed record is inflated off the event loop (async zlib); legacy rows are read as before.
+    const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
+    if (!packed) return this.loadBuild(buildId);
+    return frozenSnippets(JSON.parse((await gunzipAsync(packed.data as Uint8Array)).toString('utf8')) as StoredSnippet[]);
   }
 
   async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {
@@ -940,14 +970,7 @@ export class EmbeddedStore implements Store {
   private loadBuild(buildId: string): StoredSnippet[] {
     const db = this.requireDb();
     const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
-    if (packed) {
-      const list = JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[];
-      for (const s of list) {
-        Object.freeze(s.breadcrumb);
-        Object.freeze(s);
-      }
-      return list;
-    }
+    if (packed) return frozenSnippets(JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[]);
     const stmt = db.prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? ORDER BY seq`);
     const snippets: StoredSnippet[] = [];
     try {

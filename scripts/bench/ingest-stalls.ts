@@ -6,7 +6,7 @@
  * before it (where in the job it happened), and the slowest synchronous calls of the chunkers
  * and the store seen meanwhile (chunk, addSnippets, addDocuments, the database export).
  *
- *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh]
+ *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh] [--chunk-worker-min-chars N]
  *
  * `--refresh` ingests each corpus a second time (the refresh path: reused snippets). Timings
  * depend on the machine's load: the output carries the load averages.
@@ -27,6 +27,8 @@ const { values } = parseArgs({
     corpora: { type: 'string', default: 'python' },
     'corpora-dir': { type: 'string', default: join(ROOT, '..', 'shared', 'corpora') },
     refresh: { type: 'boolean', default: false },
+    // Documents from this many characters on are chunked in a worker thread (0: none).
+    'chunk-worker-min-chars': { type: 'string' },
   },
 });
 
@@ -53,6 +55,11 @@ async function main(): Promise<void> {
   timed(kernel.store, 'addDocuments', 'store.addDocuments');
   timed(kernel.store, 'writeNow', 'store.writeNow (export)');
   timed(kernel.store, 'finalizeBuild', 'store.finalizeBuild (sync part)');
+  timed(kernel.store, 'search', 'store.search (sync part)');
+  timed(kernel.store, 'loadSegment', 'store.loadSegment (open a segment)');
+  timed(kernel.store, 'compactIfMostlyFree', 'store.compactIfMostlyFree (VACUUM)');
+  timed(kernel.store, 'getSnippets', 'store.getSnippets');
+  timed(kernel.store, 'upsertLibrary', 'store.upsertLibrary');
   try {
     const names = values.corpora!.split(',').filter(Boolean);
     const rounds = values.refresh ? 2 : 1;
@@ -76,7 +83,8 @@ async function main(): Promise<void> {
           last = message.slice(0, 100);
           return logLine(id, level, message);
         };
-        const done = await runIngestJob(kernel, job.id);
+        const minChars = values['chunk-worker-min-chars'];
+        const done = await runIngestJob(kernel, job.id, minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) });
         kernel.store.appendJobLog = logLine;
         const ms = Math.round(performance.now() - t);
         h.disable();
