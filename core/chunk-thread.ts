@@ -1,6 +1,6 @@
 /**
- * Worker thread of core/chunk-worker.ts: builds the configured chunkers from the same config file
- * (same plugins, same validated options, same order as the kernel's) and chunks the documents it
+ * Worker thread of core/chunk-worker.ts: builds the kernel's chunkers (the same plugin modules,
+ * options validated the same way, same order) and chunks the documents it
  * is sent, off the server's event loop. Messages in: { id, chunker (index in the kernel's list),
  * doc }; out: { id, ok, snippets } or { id, ok: false, error }. The first message out is
  * { ready: true } or { ready: false, error } once the chunkers are built.
@@ -8,28 +8,38 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Chunker, RuntimeEnv, SourceDocument } from './contracts.ts';
 import type { AnyDefinition } from './define.ts';
-import { loadConfig } from './config.ts';
+import { validate } from './validate.ts';
 import { newContainer, resolveDeps } from './di.ts';
 import { Tokens } from './tokens.ts';
 import { loggerFrom, systemClock } from './services.ts';
 
-const { configFile, dataDir } = workerData as { configFile: string; dataDir: string };
+/** One chunker of the kernel, in its order: the plugin module that defines it, its kind, its configured options. */
+export interface ChunkerPlanEntry {
+  specifier: string;
+  kind: string;
+  options: Record<string, unknown>;
+}
+
+const { plan, dataDir } = workerData as { plan: ChunkerPlanEntry[]; dataDir: string };
 const port = parentPort!;
 
+/** Imports only the chunker plugins (not every plugin of the config) and builds their chunkers. */
 async function buildChunkers(): Promise<Chunker[]> {
-  const loaded = await loadConfig(configFile);
   const container = newContainer();
   // Chunkers log nothing a job needs; their warnings would have no job to go to here.
   container.registerInstance(Tokens.Logger, loggerFrom(() => {}));
   container.registerInstance(Tokens.Clock, systemClock);
   container.registerInstance(Tokens.Env, { dataDir, mode: 'reader' } satisfies RuntimeEnv);
-  const defs = loaded.definitions.get('chunker')!;
-  const kinds = loaded.config.slots.chunkers ?? [...defs.keys()];
   const out: Chunker[] = [];
-  for (const kind of kinds) {
-    const entry = defs.get(kind)!;
-    const deps = resolveDeps(container.createChildContainer(), entry.def.deps, `chunker "${kind}"`);
-    out.push((await (entry.def as AnyDefinition).create(entry.options, deps as never)) as Chunker);
+  for (const entry of plan) {
+    const mod = (await import(entry.specifier)) as { default?: { definitions?: AnyDefinition[] } };
+    const def = mod.default?.definitions?.find((d) => d.role === 'chunker' && d.kind === entry.kind);
+    if (!def) throw new Error(`${entry.specifier} defines no chunker "${entry.kind}"`);
+    const options = structuredClone(entry.options);
+    const problems = validate(def.options, options, `options.${entry.kind}`); // fills in the defaults, as the config loader does
+    if (problems.length > 0) throw new Error(problems.join('; '));
+    const deps = resolveDeps(container.createChildContainer(), def.deps, `chunker "${entry.kind}"`);
+    out.push((await def.create(options, deps as never)) as Chunker);
   }
   return out;
 }

@@ -11,7 +11,10 @@
 import type { Worker } from 'node:worker_threads';
 import type { SourceDocument, Snippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
+import { dirname, resolve } from 'node:path';
 import { startWorker, workerUrl } from './worker-task.ts';
+import { resolvePluginSpecifier } from './config.ts';
+import type { ChunkerPlanEntry } from './chunk-thread.ts';
 
 /** Documents from this many characters on are chunked in the worker thread. */
 export const CHUNK_WORKER_MIN_CHARS = 8 * 1024;
@@ -62,10 +65,21 @@ export class ChunkWorker {
 
   private start(): Promise<boolean> {
     if (this.ready) return this.ready;
-    this.ready = new Promise<boolean>((resolve) => {
+    this.ready = chunkerPlan(this.kernel).then(
+      (plan) => this.spawn(plan),
+      (e: Error) => {
+        this.fail(e);
+        return false;
+      },
+    );
+    return this.ready;
+  }
+
+  private spawn(plan: ChunkerPlanEntry[]): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       let worker: Worker;
       try {
-        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { configFile: this.kernel.configFile, dataDir: this.kernel.env.dataDir });
+        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir });
       } catch (e) {
         this.fail(e as Error);
         resolve(false);
@@ -99,7 +113,6 @@ export class ChunkWorker {
         }
       });
     });
-    return this.ready;
   }
 
   private fail(e: Error): void {
@@ -141,6 +154,33 @@ function plainDoc(doc: SourceDocument): SourceDocument {
   if (doc.hash !== undefined) out.hash = doc.hash;
   if (doc.meta !== undefined) out.meta = doc.meta;
   return out;
+}
+
+/**
+ * The kernel's chunkers as the worker builds them: for each, in the kernel's order, the plugin
+ * module defining it (already imported here, by the config loader), its kind and its options as
+ * configured. The worker imports only these modules.
+ */
+async function chunkerPlan(kernel: Kernel): Promise<ChunkerPlanEntry[]> {
+  const configDir = dirname(resolve(kernel.configFile));
+  const found = new Map<string, ChunkerPlanEntry>();
+  for (const entry of kernel.config.plugins) {
+    if (entry.enabled === false) continue;
+    const r = resolvePluginSpecifier(entry.use, configDir);
+    if (!r.ok) continue;
+    const mod = (await import(r.specifier)) as { default?: { definitions?: Array<{ role?: unknown; kind?: unknown }> } };
+    for (const def of mod.default?.definitions ?? []) {
+      if (def.role !== 'chunker' || typeof def.kind !== 'string') continue;
+      const kind = def.kind;
+      found.set(kind, { specifier: r.specifier, kind, options: structuredClone((entry.options?.[kind] ?? {}) as Record<string, unknown>) });
+    }
+  }
+  const kinds = kernel.config.slots.chunkers ?? [...found.keys()];
+  return kinds.map((k) => {
+    const e = found.get(k);
+    if (!e) throw new Error(`no plugin module found for the chunker "${k}"`);
+    return e;
+  });
 }
 
 const workers = new WeakMap<Kernel, ChunkWorker>();

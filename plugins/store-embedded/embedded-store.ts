@@ -698,11 +698,11 @@ export class EmbeddedStore implements Store {
     const libraryId = str(build.library_id);
     const version = str(build.version);
     // The index segment first: a build is served with its segment written. The snippets are read
-    // in pages and the index is computed and written in a worker thread, the JSON compressed by
-    // async zlib: the event loop keeps answering while a large build is finalized.
+    // in pages and the index is computed and written in a worker thread while the JSON is
+    // compressed by async zlib (both off the event loop, side by side): the event loop keeps
+    // answering while a large build is finalized.
     const { json, count } = await this.stagedSnippetsJson(buildId);
-    const segment = await this.writeSegmentOffThread(buildId, json);
-    const packed = await gzipAsync(json);
+    const [segment, packed] = await Promise.all([this.writeSegmentOffThread(buildId, json), gzipAsync(json)]);
     try {
       this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
       if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== count) {

@@ -77,6 +77,7 @@ async function main(): Promise<void> {
         const h = monitorEventLoopDelay({ resolution: 5 });
         h.enable();
         const t = performance.now();
+        const cpu = process.cpuUsage();
         const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: join(values['corpora-dir']!, name) } });
         const logLine = kernel.store.appendJobLog.bind(kernel.store);
         kernel.store.appendJobLog = async (id, level, message) => {
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
         const done = await runIngestJob(kernel, job.id, minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) });
         kernel.store.appendJobLog = logLine;
         const ms = Math.round(performance.now() - t);
+        const used = process.cpuUsage(cpu);
         h.disable();
         clearInterval(timer);
         console.log(
@@ -95,6 +97,8 @@ async function main(): Promise<void> {
             round: round === 0 ? 'add' : 'refresh',
             state: done.state,
             ingestMs: ms,
+            // The process's CPU time (all threads: main, workers, zlib): far less load-dependent.
+            cpuMs: Math.round((used.user + used.system) / 1000),
             snippets: done.progress.snippets,
             loopDelayMs: { p99: +(h.percentile(99) / 1e6).toFixed(1), max: +(h.max / 1e6).toFixed(1) },
             stallsOver50ms: stalls.length,
