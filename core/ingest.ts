@@ -253,22 +253,22 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const reader = rechunk
       ? storedDocsSource(kernel.env.dataDir, servedBuild!)
       : entry!.source.read({
-      libraryId: job.libraryId,
-      version: job.version,
-      spec: openSpec(entry!.def.specSchema, library.source.spec, kernel.secrets),
-      signal,
-      previous,
-      suggestVersions: (versions) => {
-        for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
-      },
-      log,
-      setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
-      progress: (p) => {
-        if (p.bytes !== undefined) progress.bytes = p.bytes;
-        if (p.message) progress.message = redact(p.message);
-        report();
-      },
-    });
+          libraryId: job.libraryId,
+          version: job.version,
+          spec: openSpec(entry!.def.specSchema, library.source.spec, kernel.secrets),
+          signal,
+          previous,
+          suggestVersions: (versions) => {
+            for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
+          },
+          log,
+          setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
+          progress: (p) => {
+            if (p.bytes !== undefined) progress.bytes = p.bytes;
+            if (p.message) progress.message = redact(p.message);
+            report();
+          },
+        });
     if (rechunk) log('info', `re-chunking from the stored documents of the served build (the chunking configuration changed)`);
     for await (const doc of reader) {
       await pause();

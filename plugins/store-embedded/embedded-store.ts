@@ -903,15 +903,15 @@ export class EmbeddedStore implements Store {
   private async rebuildSegment(buildId: string, why: SegmentError): Promise<ServedSegment> {
     this.logger.warn('store: rebuilding the index segment of a build', { buildId, reason: why.reason, detail: why.message });
     const snippets = this.loadBuild(buildId);
-    const data = computeIndexData(snippets, DEFAULT_BM25);
     this.segmentStats.rebuilt++;
-    if (this.readOnly) return memorySegment(buildId, data, snippets, DEFAULT_BM25);
-    const written = await writeSegment(this.segmentDir, buildId, data, snippets, DEFAULT_BM25);
+    if (this.readOnly) return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    // Computed and written in a worker thread, as at finalize: the server keeps answering.
+    const written = await this.writeSegmentOffThread(buildId, JSON.stringify(snippets));
     const db = this.requireDb();
     if (!get(db, "SELECT 1 AS x FROM builds WHERE id = ? AND state = 'finalized'", [buildId])) {
       // Replaced or deleted meanwhile: serve this query from memory, keep no file.
       await this.removeSegmentFiles([buildId]);
-      return memorySegment(buildId, data, snippets, DEFAULT_BM25);
+      return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
     }
     transaction(db, () => {
       run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?', [
