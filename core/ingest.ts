@@ -3,7 +3,7 @@
  * switched over only when finalized. A failure (or a kill) never touches the served version.
  */
 import { createHash } from 'node:crypto';
-import type { BuildDocument, IngestProgress, JobRecord, LibraryMeta, LibraryRecord, LogLevel, PreviousDocument, Snippet, StoredSnippet } from './contracts.ts';
+import type { BuildDocument, IngestProgress, JobRecord, LibraryMeta, LibraryRecord, LogLevel, PreviousDocument, Snippet, SourceDocument, StoredSnippet } from './contracts.ts';
 import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
@@ -17,6 +17,9 @@ import { timeSlicer } from './yield-loop.ts';
 import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
+import { StoredDocsWriter, hasStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
+import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
+import { chunkDocument } from './chunk-worker.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -109,13 +112,18 @@ export interface RunJobOptions {
   signal?: AbortSignal;
   /** Called with cumulative progress (files, bytes, snippets) as the job advances. */
   onProgress?(p: Required<Pick<IngestProgress, 'files' | 'snippets'>> & IngestProgress & { elapsedMs: number }): void;
-  /** Snippets written per store batch. */
+  /** Snippets written per store batch (default 250). */
   batchSize?: number;
   /** Aborted to cancel this job: it ends `failed` with error code `cancelled`; the served version is unchanged. */
   cancel?: AbortSignal;
   /** Called once the job is claimed (running), and with each line of its log as it is written. */
   onStart?(job: JobRecord): void;
   onLog?(entry: JobLogEntry): void;
+  /**
+   * Documents from this many characters on are chunked in a worker thread (core/chunk-worker.ts;
+   * default CHUNK_WORKER_MIN_CHARS, 0: all on the main thread).
+   */
+  chunkWorkerMinChars?: number;
 }
 
 /**
@@ -139,7 +147,9 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   let stage: JobStage = 'starting';
   const library = await store.getLibrary(job.libraryId);
   const entry = library ? kernel.sources.get(library.source.kind) : undefined;
-  const rawUpload = library ? rawUploadOf(kernel.env.dataDir, library.source) : null;
+  // A rechunk job reads the served build's stored documents, not the source (core/rechunk.ts).
+  const rechunk = job.kind === RECHUNK_JOB_KIND;
+  const rawUpload = library && !rechunk ? rawUploadOf(kernel.env.dataDir, library.source) : null;
   // Held from the moment the spec is read: a newer upload replacing it leaves it to this job.
   const unhold = rawUpload ? holdUpload(kernel, rawUpload) : () => {};
   const started = Date.now();
@@ -178,18 +188,62 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   };
 
   let buildId: string | null = null;
+  let docsOut: StoredDocsWriter | null = null;
   try {
     await store.updateJob(job.id, { progress });
     if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
     log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
-    if (!entry) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
+    if (!entry && !rechunk) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
+    const servedBuild = (await store.getVersion(job.libraryId, job.version))?.activeBuildId ?? null;
+    if (rechunk && (!servedBuild || !(await hasStoredDocs(kernel.env.dataDir, servedBuild)))) {
+      throw new RefdeskError('invalid_request', `${formatLibraryId(job.libraryId, job.version)} has no stored documents to re-chunk: add or refresh it from its source.`);
+    }
     buildId = await store.beginBuild(job.libraryId, job.version, job.id);
     // Documents of the served build that this kernel's chunking made: the source may skip them.
+    // A rechunk job chunks every document again.
     const fingerprint = chunkingFingerprint(kernel);
     const previous = new Map<string, PreviousDocument>();
-    for (const [path, d] of await store.getDocuments(job.libraryId, job.version)) {
+    for (const [path, d] of rechunk ? [] : await store.getDocuments(job.libraryId, job.version)) {
       if (d.chunker === fingerprint) previous.set(path, { hash: d.hash, meta: d.meta });
     }
+    // The stored build: the documents as the chunker consumes them, streamed to a compressed file.
+    try {
+      docsOut = await StoredDocsWriter.create(kernel.env.dataDir, buildId);
+    } catch (e) {
+      log('warn', `the build's documents are not stored (${(e as Error).message}): a chunker change will need the source again`);
+    }
+    const dropStoredDocs = async (why: string) => {
+      if (!docsOut) return;
+      await docsOut.discard();
+      docsOut = null;
+      log('warn', `the build's documents are not stored (${why}): a chunker change will need the source again`);
+    };
+    const storeDoc = async (doc: SourceDocument, hash: string, meta: Record<string, string>) => {
+      if (!docsOut) return;
+      try {
+        if (!doc.unchanged) return await docsOut.add(storedDocument(doc, hash, meta));
+        // Unchanged and not read again: its stored copy comes from the served build's.
+        const line = (await servedLines()).get(doc.path);
+        if (line === undefined) return await dropStoredDocs(`the served build has no stored copy of ${doc.path}`);
+        await docsOut.addLine(line);
+      } catch (e) {
+        await dropStoredDocs((e as Error).message);
+      }
+    };
+    let servedLineMap: Map<string, string> | null = null;
+    const servedLines = async (): Promise<Map<string, string>> => {
+      if (servedLineMap) return servedLineMap;
+      servedLineMap = new Map();
+      if (servedBuild && (await hasStoredDocs(kernel.env.dataDir, servedBuild))) {
+        try {
+          for await (const { path, line } of readStoredDocLines(kernel.env.dataDir, servedBuild)) servedLineMap.set(path, line);
+        } catch (e) {
+          log('warn', `the served build's stored documents cannot be read: ${(e as Error).message}`);
+          servedLineMap.clear();
+        }
+      }
+      return servedLineMap;
+    };
     let previousSnippets: Map<string, Snippet[]> | null = null;
     const reuse = async (path: string): Promise<Snippet[]> => {
       previousSnippets ??= groupByPath(await store.getSnippets(job.libraryId, job.version));
@@ -202,31 +256,36 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const controller = new AbortController();
     const signal = AbortSignal.any([controller.signal, ...(options.signal ? [options.signal] : []), ...(options.cancel ? [options.cancel] : [])]);
     stage = 'reading';
-    const batchSize = options.batchSize ?? 2000;
+    // Small batches: a batch is one synchronous insert, which holds the event loop while it runs.
+    const batchSize = options.batchSize ?? 250;
     let batch: Snippet[] = [];
     let totalTokens = 0;
     const libraryMeta: LibraryMeta = {};
     // Reading and chunking are synchronous work between awaits: give the event loop back every few
     // milliseconds so that a server keeps answering while it ingests.
     const pause = timeSlicer();
-    for await (const doc of entry.source.read({
-      libraryId: job.libraryId,
-      version: job.version,
-      spec: openSpec(entry.def.specSchema, library.source.spec, kernel.secrets),
-      signal,
-      previous,
-      suggestVersions: (versions) => {
-        for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
-      },
-      log,
-      setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
-      progress: (p) => {
-        if (p.bytes !== undefined) progress.bytes = p.bytes;
-        if (typeof p.total === 'number' && p.total >= 0) progress.total = p.total;
-        if (p.message) progress.message = redact(p.message);
-        report();
-      },
-    })) {
+    const reader = rechunk
+      ? storedDocsSource(kernel.env.dataDir, servedBuild!)
+      : entry!.source.read({
+          libraryId: job.libraryId,
+          version: job.version,
+          spec: openSpec(entry!.def.specSchema, library.source.spec, kernel.secrets),
+          signal,
+          previous,
+          suggestVersions: (versions) => {
+            for (const v of versions) if (typeof v === 'string' && v !== '') suggested.add(v);
+          },
+          log,
+          setLibraryMeta: (meta) => mergeLibraryMeta(libraryMeta, meta),
+          progress: (p) => {
+            if (p.bytes !== undefined) progress.bytes = p.bytes;
+            if (typeof p.total === 'number' && p.total >= 0) progress.total = p.total;
+            if (p.message) progress.message = redact(p.message);
+            report();
+          },
+        });
+    if (rechunk) log('info', `re-chunking from the stored documents of the served build (the chunking configuration changed)`);
+    for await (const doc of reader) {
       await pause();
       signal.throwIfAborted();
       if (seenPaths.has(doc.path)) {
@@ -254,13 +313,14 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           reused++;
         } else {
           try {
-            snippets = kernel.chunkerFor(doc.format).chunk(doc);
+            snippets = await chunkDocument(kernel, doc, options.chunkWorkerMinChars);
           } catch (e) {
             log('warn', `skipped ${doc.path}: the chunker failed (${(e as Error).message})`);
             continue;
           }
         }
       }
+      await storeDoc(doc, hash, meta);
       // The job's log file only (not the store's lines, not the process log): one line per document.
       const chunked = jobLog.append({ level: 'debug', stage, message: redact(`${doc.path}: ${snippets.length} snippets${before && before.hash === hash ? ' (unchanged, reused)' : ''}`), path: redact(doc.path) });
       if (chunked) options.onLog?.(chunked);
@@ -289,6 +349,14 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       throw new RefdeskError('no_documentation', `No documentation found: the source gave ${progress.files} documents and no snippets.`);
     }
     stage = 'finalizing';
+    if (docsOut) {
+      const out: StoredDocsWriter = docsOut;
+      docsOut = null;
+      await out.commit().catch(async (e: unknown) => {
+        await out.discard();
+        log('warn', `the build's documents are not stored (${(e as Error).message}): a chunker change will need the source again`);
+      });
+    }
     await store.finalizeBuild(buildId);
     buildId = null;
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
@@ -298,7 +366,11 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
   } catch (e) {
-    if (buildId) await store.failBuild(buildId).catch(() => {});
+    if (docsOut) await (docsOut as StoredDocsWriter).discard();
+    if (buildId) {
+      await store.failBuild(buildId).catch(() => {});
+      await removeStoredDocs(kernel.env.dataDir, [buildId]).catch(() => {});
+    }
     if (options.cancel?.aborted && !options.signal?.aborted) {
       stage = 'cancelled';
       log('warn', 'cancelled by an admin before it finished: the served version is unchanged');

@@ -12,6 +12,7 @@ import { dataDirSecretBox, type SecretBox } from './secrets.ts';
 import { settingsGitCredentials } from './settings.ts';
 import { createConsoleLogger, systemClock } from './services.ts';
 import { createGuardedFetch } from './net/guarded-fetch.ts';
+import { closeChunkWorker } from './chunk-worker.ts';
 
 export interface KernelServices {
   env: RuntimeEnv;
@@ -61,6 +62,7 @@ export class Kernel {
   async close(): Promise<void> {
     if (!this.opened) return;
     this.opened = false;
+    await closeChunkWorker(this);
     await this.store.close();
   }
 }

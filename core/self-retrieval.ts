@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { SearchHit, StoredSnippet, Store } from './contracts.ts';
 import { sectionKey } from './search/sections.ts';
 import { tokenize } from './search/tokenize.ts';
+import { timeSlicer } from './yield-loop.ts';
 
 export interface SelfRetrievalOptions {
   /** Most sections asked (default 100: python, 8,760 sections, costs ~0.4-1.8 s with it). */
@@ -45,10 +46,15 @@ interface Section {
   heading: string;
 }
 
-/** The sections of a build in document order, keyed as retrieval groups them. */
-function sectionsOf(snippets: readonly StoredSnippet[]): Section[] {
+/**
+ * The sections of a build in document order, keyed as retrieval groups them. Sliced (a large
+ * build has thousands of headings to tokenize): a server running the check keeps answering.
+ */
+async function sectionsOf(snippets: readonly StoredSnippet[]): Promise<Section[]> {
   const seen = new Map<string, Section>();
+  const pause = timeSlicer();
   for (const s of snippets) {
+    await pause();
     const key = sectionKey(s);
     if (seen.has(key)) continue;
     const heading = (s.breadcrumb.at(-1) ?? s.title ?? '').trim();
@@ -71,10 +77,15 @@ export async function selfRetrievalScore(store: Store, libraryId: string, versio
   const sampleSize = Math.max(0, Math.floor(options.sample ?? SELF_RETRIEVAL_SAMPLE));
   const topK = Math.max(1, Math.floor(options.topK ?? SELF_RETRIEVAL_TOP_K));
   const seed = options.seed ?? 'refdesk';
-  const sections = sectionsOf(await store.getSnippets(libraryId, version));
+  const sections = await sectionsOf(await store.getSnippets(libraryId, version));
   const rank = (key: string) => createHash('sha1').update(seed).update('\0').update(key).digest('hex');
-  const sample = sections
-    .map((s) => ({ s, r: rank(s.key) }))
+  const ranked: Array<{ s: Section; r: string }> = [];
+  const pause = timeSlicer();
+  for (const s of sections) {
+    await pause();
+    ranked.push({ s, r: rank(s.key) });
+  }
+  const sample = ranked
     .sort((a, b) => (a.r < b.r ? -1 : a.r > b.r ? 1 : 0))
     .slice(0, sampleSize)
     .map((x) => x.s);

@@ -5,6 +5,7 @@ import { runIngestJob } from '../core/ingest.ts';
 import { sweepUploads } from '../core/uploads.ts';
 import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import { appendJobLogLines, pruneJobLogs, type JobLogEntry } from '../core/job-log.ts';
+import { queueRechunks } from '../core/rechunk.ts';
 
 /** What a job's watchers hear (GET /api/jobs/{id}/events): its state, progress, log lines, and its end. */
 export type JobEvent =
@@ -102,11 +103,14 @@ export class JobRunner {
   }
 
   /**
-   * At start: queues every job the store holds as queued (oldest first) and removes raw uploads
+   * At start: queues a rechunk job for each version chunked with another configuration (core/rechunk.ts),
+   * queues every job the store holds as queued (oldest first) and removes raw uploads
    * that no such job needs (those older than `startedAt`, so that uploads being received stay).
    */
   async resumeQueued(startedAt: Date = new Date()): Promise<void> {
     this.startPruning();
+    // A changed chunking configuration: libraries are re-chunked from their stored documents.
+    await queueRechunks(this.kernel).catch((e: unknown) => this.kernel.logger.warn('could not queue re-chunking jobs', { error: (e as Error).message }));
     const queued = await this.kernel.store.listJobs({ state: 'queued' });
     for (const j of queued.reverse()) this.enqueue(j.id);
     if (queued.length > 0) this.kernel.logger.info('resuming queued jobs', { jobs: queued.length });

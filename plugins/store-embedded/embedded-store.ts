@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { copyFileSync, linkSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzip as gunzipCb, gunzipSync, gzip as gzipCb, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
 import type {
   AdminAccountRecord,
   AuditEntry,
@@ -61,6 +62,8 @@ import {
   type ServedSegment,
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
+import { removeOrphanStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
+import { runWorkerTask, workerUrl } from '../../core/worker-task.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { ensureSchema } from './schema.ts';
 import { insertAudit, insertSession, patchSession, readAdminAccount, removeSessions, selectAudit, selectSession, writeAdminAccount } from './auth-tables.ts';
@@ -105,6 +108,41 @@ export const RESUMED_LOG_LINE = 'resumed after restart: the process stopped whil
 const SNIPPET_COLUMNS =
   'id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens';
 
+/** Snippet rows read per page while a build is finalized. */
+const SNIPPET_PAGE = 1000;
+const gzipAsync = promisify(gzipCb);
+const gunzipAsync = promisify(gunzipCb);
+
+function frozenSnippets(list: StoredSnippet[]): StoredSnippet[] {
+  for (const s of list) {
+    Object.freeze(s.breadcrumb);
+    Object.freeze(s);
+  }
+  return list;
+}
+
+/** A snippets-table row (SNIPPET_COLUMNS) as a StoredSnippet. */
+function rowToSnippet(r: unknown[]): StoredSnippet {
+  return {
+    id: r[0] as number,
+    seq: r[1] as number,
+    type: r[2] as StoredSnippet['type'],
+    title: r[3] as string,
+    description: r[4] as string,
+    language: r[5] as string,
+    code: r[6] as string,
+    content: r[7] as string,
+    breadcrumb: parseJson<string[]>(r[8], []),
+    pageTitle: r[9] as string,
+    sourcePath: r[10] as string,
+    ...(r[11] != null ? { sourceUrl: r[11] as string } : {}),
+    ...(r[12] != null ? { anchor: r[12] as string } : {}),
+    lineStart: r[13] as number,
+    lineEnd: r[14] as number,
+    tokens: r[15] as number,
+  };
+}
+
 function parseJson<T>(text: unknown, fallback: T): T {
   if (typeof text !== 'string') return fallback;
   try {
@@ -129,6 +167,8 @@ export class EmbeddedStore implements Store {
   private readonly pendingSegments = new Map<string, Promise<ServedSegment>>();
   /** Counts for tests and reports: segments opened from their files, and rebuilt from snippets. */
   readonly segmentStats = { opened: 0, rebuilt: 0 };
+  /** Segments of finalized builds computed in a worker thread, and on the main thread (no worker could run). */
+  readonly segmentBuilds = { workerThread: 0, mainThread: 0 };
 
   private db: Database | null = null;
   private closed = false;
@@ -318,6 +358,8 @@ export class EmbeddedStore implements Store {
         run(db, 'DELETE FROM documents WHERE build_id = ?', [id]);
       }
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE state = 'building'", [now]);
+      // Rows of finalized builds whose compressed record was written (a stop while they were deleted).
+      run(db, 'DELETE FROM snippets WHERE build_id IN (SELECT build_id FROM build_snippets)');
       const running = all(db, "SELECT id FROM jobs WHERE state = 'running'").map((r) => str(r.id));
       for (const id of running) {
         run(db, "UPDATE jobs SET state = 'queued', error = NULL, finished_at = NULL WHERE id = ?", [id]);
@@ -446,6 +488,7 @@ export class EmbeddedStore implements Store {
     for (const b of buildIds) this.segments.delete(b);
     await this.persist();
     await this.removeSegmentFiles(buildIds);
+    await this.removeStoredDocs(buildIds);
     return true;
   }
 
@@ -662,13 +705,15 @@ export class EmbeddedStore implements Store {
     const build = this.stagedBuild(db, buildId);
     const libraryId = str(build.library_id);
     const version = str(build.version);
-    // The index segment first: a build is served with its segment written.
-    const snippets = this.loadBuild(buildId);
-    const segment = await writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
-    const packed = gzipSync(JSON.stringify(snippets));
+    // The index segment first: a build is served with its segment written. The snippets are read
+    // in pages and the index is computed and written in a worker thread while the JSON is
+    // compressed by async zlib (both off the event loop, side by side): the event loop keeps
+    // answering while a large build is finalized.
+    const { json, count } = await this.stagedSnippetsJson(buildId);
+    const [segment, packed] = await Promise.all([this.writeSegmentOffThread(buildId, json), gzipAsync(json)]);
     try {
       this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
-      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== snippets.length) {
+      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== count) {
         throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
       }
     } catch (err) {
@@ -698,7 +743,7 @@ export class EmbeddedStore implements Store {
       ]);
       // The served snippets: one compressed record (the segment serves them; this is its source).
       run(db, 'INSERT OR REPLACE INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, packed]);
-      run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
+      // Its snippet rows go below, a page at a time (recover() removes any a crash left).
       if (prev && prev !== buildId) {
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM build_snippets WHERE build_id = ?', [prev]);
@@ -708,10 +753,72 @@ export class EmbeddedStore implements Store {
       return prev;
     });
     if (previous) this.segments.delete(previous);
+    await this.deleteSnippetRows(buildId);
     this.compactIfMostlyFree(db);
     await this.persist();
     if (previous) await this.removeSegmentFiles([previous]);
+    if (previous) await this.removeStoredDocs([previous]);
     return this.versionRecord(libraryId, version)!;
+  }
+
+  /**
+   * A staged build's snippets as one JSON array (the records loadBuild gives, in order), read a
+   * page at a time with the event loop given back between pages.
+   */
+  private async stagedSnippetsJson(buildId: string): Promise<{ json: string; count: number }> {
+    const parts: string[] = [];
+    let from = 0;
+    for (;;) {
+      const stmt = this.requireDb().prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? AND seq >= ? ORDER BY seq LIMIT ?`);
+      let rows = 0;
+      try {
+        stmt.bind([buildId, from, SNIPPET_PAGE]);
+        while (stmt.step()) {
+          const s = rowToSnippet(stmt.get());
+          parts.push(JSON.stringify(s));
+          from = s.seq + 1;
+          rows++;
+        }
+      } finally {
+        stmt.free();
+      }
+      if (rows < SNIPPET_PAGE) break;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return { json: `[${parts.join(',')}]`, count: parts.length };
+  }
+
+  /**
+   * Deletes a finalized build's snippet rows (its compressed record holds them) a page at a time,
+   * giving the event loop back between pages: one DELETE of a large build holds it for long.
+   */
+  private async deleteSnippetRows(buildId: string): Promise<void> {
+    for (;;) {
+      const db = this.requireDb();
+      const first = get(db, 'SELECT MIN(seq) AS seq FROM snippets WHERE build_id = ?', [buildId]);
+      if (first?.seq == null) return;
+      run(db, 'DELETE FROM snippets WHERE build_id = ? AND seq < ?', [buildId, num(first.seq) + SNIPPET_PAGE]);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Computes and writes a build's segment in a worker thread; here when no worker can start. */
+  private async writeSegmentOffThread(buildId: string, json: string): Promise<Awaited<ReturnType<typeof writeSegment>>> {
+    try {
+      const written = await runWorkerTask<Awaited<ReturnType<typeof writeSegment>>>(workerUrl(import.meta.url, './segment-build-thread'), {
+        dir: this.segmentDir,
+        buildId,
+        json,
+        params: DEFAULT_BM25,
+      });
+      this.segmentBuilds.workerThread++;
+      return written;
+    } catch (err) {
+      this.logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
+      const snippets = JSON.parse(json) as StoredSnippet[];
+      this.segmentBuilds.mainThread++;
+      return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    }
   }
 
   async failBuild(buildId: string): Promise<void> {
@@ -727,6 +834,7 @@ export class EmbeddedStore implements Store {
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE id = ?", [this.now(), buildId]);
     });
     await this.persist();
+    await this.removeStoredDocs([buildId]);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -734,8 +842,12 @@ export class EmbeddedStore implements Store {
   // -------------------------------------------------------------------------------------------
 
   async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
-    this.requireDb();
-    return this.loadBuild(this.servedBuildId(libraryId, version));
+    const db = this.requireDb();
+    const buildId = this.servedBuildId(libraryId, version);
+    // The compressed record is inflated off the event loop (async zlib); legacy rows are read as before.
+    const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
+    if (!packed) return this.loadBuild(buildId);
+    return frozenSnippets(JSON.parse((await gunzipAsync(packed.data as Uint8Array)).toString('utf8')) as StoredSnippet[]);
   }
 
   async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {
@@ -808,15 +920,15 @@ export class EmbeddedStore implements Store {
   private async rebuildSegment(buildId: string, why: SegmentError): Promise<ServedSegment> {
     this.logger.warn('store: rebuilding the index segment of a build', { buildId, reason: why.reason, detail: why.message });
     const snippets = this.loadBuild(buildId);
-    const data = computeIndexData(snippets, DEFAULT_BM25);
     this.segmentStats.rebuilt++;
-    if (this.readOnly) return memorySegment(buildId, data, snippets, DEFAULT_BM25);
-    const written = await writeSegment(this.segmentDir, buildId, data, snippets, DEFAULT_BM25);
+    if (this.readOnly) return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    // Computed and written in a worker thread, as at finalize: the server keeps answering.
+    const written = await this.writeSegmentOffThread(buildId, JSON.stringify(snippets));
     const db = this.requireDb();
     if (!get(db, "SELECT 1 AS x FROM builds WHERE id = ? AND state = 'finalized'", [buildId])) {
       // Replaced or deleted meanwhile: serve this query from memory, keep no file.
       await this.removeSegmentFiles([buildId]);
-      return memorySegment(buildId, data, snippets, DEFAULT_BM25);
+      return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
     }
     transaction(db, () => {
       run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?', [
@@ -859,44 +971,30 @@ export class EmbeddedStore implements Store {
     const keep = new Set(all(db, "SELECT segment_file FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL").map((r) => str(r.segment_file)));
     const removed = await removeOrphanSegments(this.segmentDir, keep);
     if (removed.length > 0) this.logger.warn('store: removed index segment files no build uses', { files: removed });
+    const builds = new Set(all(db, "SELECT id FROM builds WHERE state = 'finalized'").map((r) => str(r.id)));
+    const docs = await removeOrphanStoredDocs(this.env.dataDir, builds);
+    if (docs.length > 0) this.logger.warn('store: removed stored documents no finalized build uses', { files: docs });
+  }
+
+  /** Removes the stored documents of these builds (core/stored-docs.ts); a failure is logged, not thrown. */
+  private async removeStoredDocs(buildIds: readonly string[]): Promise<void> {
+    await removeStoredDocs(this.env.dataDir, buildIds).catch((err: unknown) =>
+      this.logger.warn('store: could not remove stored documents', { buildIds, error: String(err) }),
+    );
   }
 
   /** A build's snippets from the database, in document order, frozen. */
   private loadBuild(buildId: string): StoredSnippet[] {
     const db = this.requireDb();
     const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
-    if (packed) {
-      const list = JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[];
-      for (const s of list) {
-        Object.freeze(s.breadcrumb);
-        Object.freeze(s);
-      }
-      return list;
-    }
+    if (packed) return frozenSnippets(JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[]);
     const stmt = db.prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? ORDER BY seq`);
     const snippets: StoredSnippet[] = [];
     try {
       stmt.bind([buildId]);
       while (stmt.step()) {
-        const r = stmt.get();
-        const s: StoredSnippet = {
-          id: r[0] as number,
-          seq: r[1] as number,
-          type: r[2] as StoredSnippet['type'],
-          title: r[3] as string,
-          description: r[4] as string,
-          language: r[5] as string,
-          code: r[6] as string,
-          content: r[7] as string,
-          breadcrumb: Object.freeze(parseJson<string[]>(r[8], [])) as string[],
-          pageTitle: r[9] as string,
-          sourcePath: r[10] as string,
-          ...(r[11] != null ? { sourceUrl: r[11] as string } : {}),
-          ...(r[12] != null ? { anchor: r[12] as string } : {}),
-          lineStart: r[13] as number,
-          lineEnd: r[14] as number,
-          tokens: r[15] as number,
-        };
+        const s = rowToSnippet(stmt.get());
+        Object.freeze(s.breadcrumb);
         Object.freeze(s);
         snippets.push(s);
       }

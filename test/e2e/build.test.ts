@@ -78,6 +78,8 @@ describe('npm run build: the compiled server and CLI', SKIP, () => {
     const add = run([join(out, 'server', 'cli.js'), 'add', docs, '--name', 'widgets'], env);
     assert.equal(add.code, 0, add.show);
     assert.match(add.stdout, /\/docs\/widgets: 1 files/);
+    // The segment is built in a worker thread from the compiled .js module, not on the main thread.
+    assert.doesNotMatch(add.stdout + add.stderr, /worker thread/);
 
     const child = spawn(process.execPath, [join(out, 'server', 'cli.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     try {

@@ -1,0 +1,63 @@
+/**
+ * Re-chunking from stored builds (issue 17): when the chunking configuration changes (its
+ * fingerprint, core/ingest.ts chunkingFingerprint), each served library version whose documents
+ * were chunked otherwise gets a `rechunk` job. The job reads the documents the served build
+ * stored (core/stored-docs.ts) instead of the source, so it needs neither the source nor the
+ * upload, and builds the version anew beside the served one like any ingest.
+ */
+import type { SourceDocument } from './contracts.ts';
+import type { Kernel } from './kernel.ts';
+import { chunkingFingerprint } from './ingest.ts';
+import { formatLibraryId } from './library-id.ts';
+import { hasStoredDocs, readStoredDocs } from './stored-docs.ts';
+
+/** The kind of a job that re-chunks a version from its stored build. */
+export const RECHUNK_JOB_KIND = 'rechunk';
+
+/** The stored documents of a build as the source of a rechunk job. */
+export async function* storedDocsSource(dataDir: string, buildId: string): AsyncGenerator<SourceDocument> {
+  for await (const d of readStoredDocs(dataDir, buildId)) yield d;
+}
+
+export interface RechunkPlan {
+  /** Versions queued for re-chunking (`/id` or `/id/version`). */
+  queued: string[];
+  /** Versions chunked otherwise that cannot be re-chunked: their builds stored no documents. */
+  withoutStoredDocs: string[];
+}
+
+/**
+ * Queues a rechunk job for every served version whose documents another chunking configuration
+ * made and whose served build has its documents stored, unless a job of that version is queued or
+ * running already. Called when a server starts (the configuration is read at start).
+ */
+export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
+  const { store } = kernel;
+  const fingerprint = chunkingFingerprint(kernel);
+  const plan: RechunkPlan = { queued: [], withoutStoredDocs: [] };
+  for (const library of await store.listLibraries()) {
+    const pending = new Set(
+      (await store.listJobs({ libraryId: library.id, limit: 1000 })).filter((j) => j.state === 'queued' || j.state === 'running').map((j) => j.version),
+    );
+    for (const v of await store.listVersions(library.id)) {
+      if (!v.activeBuildId || pending.has(v.version)) continue;
+      const docs = await store.getDocuments(library.id, v.version);
+      if (docs.size === 0 || [...docs.values()].every((d) => d.chunker === fingerprint)) continue;
+      const name = formatLibraryId(library.id, v.version);
+      if (!(await hasStoredDocs(kernel.env.dataDir, v.activeBuildId))) {
+        plan.withoutStoredDocs.push(name);
+        continue;
+      }
+      const job = await store.createJob({ libraryId: library.id, version: v.version, kind: RECHUNK_JOB_KIND });
+      await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (the chunking configuration changed)`);
+      plan.queued.push(name);
+    }
+  }
+  if (plan.queued.length > 0) kernel.logger.info('the chunking configuration changed: re-chunking libraries from their stored documents', { versions: plan.queued });
+  if (plan.withoutStoredDocs.length > 0) {
+    kernel.logger.warn('the chunking configuration changed, but these versions stored no documents: add or refresh them to re-chunk them', {
+      versions: plan.withoutStoredDocs,
+    });
+  }
+  return plan;
+}

@@ -1,0 +1,56 @@
+/**
+ * Worker threads for CPU-bound work that must not hold the event loop (issue 17: index segments,
+ * large documents' chunking). A worker module is given by its URL beside the caller:
+ * `workerUrl(import.meta.url, './segment-build-thread')` names `segment-build-thread.ts` when the
+ * caller runs from the sources (tsx) and `segment-build-thread.js` in the compiled `dist/`.
+ * Under tsx a worker does not inherit the main thread's loader, so a `.ts` worker is started
+ * through a small bootstrap that registers tsx first (tsx/esm/api).
+ */
+import { Worker, type TransferListItem } from 'node:worker_threads';
+
+/** The URL of a worker module beside `callerUrl` (the caller's import.meta.url), with its extension. */
+export function workerUrl(callerUrl: string, relative: string): URL {
+  const ext = callerUrl.endsWith('.ts') ? '.ts' : '.js';
+  return new URL(`${relative}${ext}`, callerUrl);
+}
+
+/** Starts a worker thread on a module, TypeScript (through tsx) or JavaScript. */
+export function startWorker(url: URL, workerData: unknown, transferList?: TransferListItem[]): Worker {
+  if (url.pathname.endsWith('.ts')) {
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`;
+    return new Worker(code, { eval: true, workerData, transferList });
+  }
+  return new Worker(url, { workerData, transferList });
+}
+
+/** What a one-shot worker module posts once: its result, or the error's message. */
+export type WorkerReply<T> = { ok: true; result: T } | { ok: false; error: string };
+
+/**
+ * Runs a one-shot worker module (it reads `workerData`, posts one WorkerReply and ends) and
+ * resolves with its result; rejects with its error, or when it dies without replying.
+ */
+export function runWorkerTask<T>(url: URL, workerData: unknown, transferList?: TransferListItem[]): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const settle = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      f();
+    };
+    let worker: Worker;
+    try {
+      worker = startWorker(url, workerData, transferList);
+    } catch (e) {
+      reject(e);
+      return;
+    }
+    worker.once('message', (reply: WorkerReply<T>) => {
+      settle(() => (reply.ok ? resolve(reply.result) : reject(new Error(reply.error))));
+      void worker.terminate();
+    });
+    worker.once('error', (e) => settle(() => reject(e)));
+    worker.once('exit', (code) => settle(() => reject(new Error(`the worker thread exited (code ${code}) without an answer`))));
+  });
+}

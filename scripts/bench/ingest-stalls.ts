@@ -1,0 +1,119 @@
+/**
+ * Event-loop stalls during an in-process ingest (issue 17): ingests corpora of ../shared/corpora
+ * through the real path (upload source -> chunker -> embedded store -> segment -> library scores)
+ * and prints, per corpus, the ingest time, the event loop's delay (perf_hooks
+ * monitorEventLoopDelay: p99, max) and every stall over 50 ms with the job's last log line
+ * before it (where in the job it happened), and the slowest synchronous calls of the chunkers
+ * and the store seen meanwhile (chunk, addSnippets, addDocuments, the database export).
+ *
+ *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh] [--chunk-worker-min-chars N]
+ *
+ * `--refresh` ingests each corpus a second time (the refresh path: reused snippets). Timings
+ * depend on the machine's load: the output carries the load averages.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { addLibrary, runIngestJob } from '../../core/ingest.ts';
+import { createKernel } from '../../core/kernel.ts';
+import { createConsoleLogger } from '../../core/services.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    corpora: { type: 'string', default: 'python' },
+    'corpora-dir': { type: 'string', default: join(ROOT, '..', 'shared', 'corpora') },
+    refresh: { type: 'boolean', default: false },
+    // Documents from this many characters on are chunked in a worker thread (0: none).
+    'chunk-worker-min-chars': { type: 'string' },
+  },
+});
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-stalls-'));
+  const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'server', port: 0 }, logger: createConsoleLogger('error') });
+  await kernel.open();
+  const load = [loadavg().map((x) => x.toFixed(2))];
+  // The slowest calls, by name: where the stalls come from.
+  const slow: Array<{ call: string; ms: number }> = [];
+  const timed = <T extends object>(target: T, name: string, label: string) => {
+    const rec = target as Record<string, unknown>;
+    const original = rec[name] as (...a: unknown[]) => unknown;
+    rec[name] = function (this: unknown, ...args: unknown[]) {
+      const t = performance.now();
+      const out = original.apply(this, args);
+      const ms = performance.now() - t; // the synchronous part (a promise's later work is not counted)
+      if (ms > 20) slow.push({ call: label, ms: Math.round(ms) });
+      return out;
+    };
+  };
+  for (const c of kernel.chunkers) timed(c, 'chunk', `chunk`);
+  timed(kernel.store, 'addSnippets', 'store.addSnippets');
+  timed(kernel.store, 'addDocuments', 'store.addDocuments');
+  timed(kernel.store, 'writeNow', 'store.writeNow (export)');
+  timed(kernel.store, 'finalizeBuild', 'store.finalizeBuild (sync part)');
+  timed(kernel.store, 'search', 'store.search (sync part)');
+  timed(kernel.store, 'loadSegment', 'store.loadSegment (open a segment)');
+  timed(kernel.store, 'compactIfMostlyFree', 'store.compactIfMostlyFree (VACUUM)');
+  timed(kernel.store, 'getSnippets', 'store.getSnippets');
+  timed(kernel.store, 'upsertLibrary', 'store.upsertLibrary');
+  try {
+    const names = values.corpora!.split(',').filter(Boolean);
+    const rounds = values.refresh ? 2 : 1;
+    for (const name of names) {
+      for (let round = 0; round < rounds; round++) {
+        let last = 'start';
+        const stalls: Array<{ ms: number; after: string }> = [];
+        let tick = performance.now();
+        const timer = setInterval(() => {
+          const now = performance.now();
+          if (now - tick > 55) stalls.push({ ms: Math.round(now - tick - 5), after: last });
+          tick = now;
+        }, 5);
+        slow.length = 0;
+        const h = monitorEventLoopDelay({ resolution: 5 });
+        h.enable();
+        const t = performance.now();
+        const cpu = process.cpuUsage();
+        const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: join(values['corpora-dir']!, name) } });
+        const logLine = kernel.store.appendJobLog.bind(kernel.store);
+        kernel.store.appendJobLog = async (id, level, message) => {
+          last = message.slice(0, 100);
+          return logLine(id, level, message);
+        };
+        const minChars = values['chunk-worker-min-chars'];
+        const done = await runIngestJob(kernel, job.id, minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) });
+        kernel.store.appendJobLog = logLine;
+        const ms = Math.round(performance.now() - t);
+        const used = process.cpuUsage(cpu);
+        h.disable();
+        clearInterval(timer);
+        console.log(
+          JSON.stringify({
+            corpus: name,
+            round: round === 0 ? 'add' : 'refresh',
+            state: done.state,
+            ingestMs: ms,
+            // The process's CPU time (all threads: main, workers, zlib): far less load-dependent.
+            cpuMs: Math.round((used.user + used.system) / 1000),
+            snippets: done.progress.snippets,
+            loopDelayMs: { p99: +(h.percentile(99) / 1e6).toFixed(1), max: +(h.max / 1e6).toFixed(1) },
+            stallsOver50ms: stalls.length,
+            stalls: stalls.sort((a, b) => b.ms - a.ms).slice(0, 12),
+            slowCalls: slow.sort((a, b) => b.ms - a.ms).slice(0, 12),
+          }),
+        );
+      }
+    }
+  } finally {
+    await kernel.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    load.push(loadavg().map((x) => x.toFixed(2)));
+    console.log(JSON.stringify({ loadavg: { before: load[0], after: load[1] } }));
+  }
+}
+
+await main();

@@ -1,0 +1,85 @@
+/**
+ * Large documents are chunked in a worker thread (issue 17: no event-loop stall while a large
+ * page is parsed), with the same chunkers and options as the kernel's: the snippets are the ones
+ * the main thread would make.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createKernel, type Kernel } from '../../core/kernel.ts';
+import { addLibrary, runIngestJob } from '../../core/ingest.ts';
+import { createTestLogger } from '../../core/testing/index.ts';
+import { CHUNK_WORKER_MIN_CHARS, chunkDocument, chunkWorkerOf } from '../../core/chunk-worker.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+let dir: string;
+let kernel: Kernel;
+
+/** A long page: many sections, code and prose (well over CHUNK_WORKER_MIN_CHARS). */
+function largePage(seed: string): string {
+  const out = [`# The ${seed} guide`, ''];
+  for (let i = 0; i < 60; i++) {
+    out.push(`## ${seed} topic ${i}`, '', `This section explains how ${seed} handles case ${i}, with details about options, defaults and errors.`, '');
+    out.push('```ts', `const ${seed}${i} = create${seed}({ level: ${i} });`, `${seed}${i}.run();`, '```', '');
+  }
+  return out.join('\n');
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'refdesk-chunk-worker-'));
+  const config = join(dir, 'refdesk.yaml');
+  writeFileSync(
+    config,
+    [
+      'plugins:',
+      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
+      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
+      '    options:',
+      '      markdown:',
+      '        maxInfoTokens: 120',
+      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
+      '',
+    ].join('\n'),
+  );
+  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: createTestLogger() });
+  await kernel.open();
+});
+after(async () => {
+  await kernel?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a large document is chunked in the worker thread into the snippets the main thread makes; a small one stays here', async () => {
+  const doc = { path: 'guide.md', format: 'markdown', content: largePage('widget') };
+  assert.ok(doc.content.length >= CHUNK_WORKER_MIN_CHARS);
+  const worker = chunkWorkerOf(kernel);
+  const before = worker.chunked;
+  const inWorker = await chunkDocument(kernel, doc);
+  assert.equal(worker.chunked, before + 1, 'chunked in the worker thread');
+  assert.deepEqual(inWorker, kernel.chunkerFor('markdown').chunk(doc), 'the same snippets (same chunker options: maxInfoTokens 120)');
+  await chunkDocument(kernel, { path: 'small.md', format: 'markdown', content: '# Small\n\nA short page.\n' });
+  assert.equal(worker.chunked, before + 1, 'a small document is chunked on the main thread');
+});
+
+test('an ingest through the worker thread stores the same snippets as one on the main thread', async () => {
+  const folder = join(dir, 'docs');
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'a.md'), largePage('gadget'));
+  writeFileSync(join(folder, 'b.md'), '# Intro\n\nSmall page about gadgets.\n');
+  const snippetsOf = async (name: string, minChars: number) => {
+    const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: folder } });
+    const done = await runIngestJob(kernel, job.id, { chunkWorkerMinChars: minChars });
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    return (await kernel.store.getSnippets(`/docs/${name}`, '')).map(({ id: _id, ...s }) => s);
+  };
+  const before = chunkWorkerOf(kernel).chunked;
+  const viaWorker = await snippetsOf('via-worker', CHUNK_WORKER_MIN_CHARS);
+  assert.equal(chunkWorkerOf(kernel).chunked, before + 1);
+  const here = await snippetsOf('main-thread', 0);
+  assert.equal(chunkWorkerOf(kernel).chunked, before + 1, 'chunkWorkerMinChars 0: nothing in the worker');
+  assert.ok(viaWorker.length > 20);
+  assert.deepEqual(viaWorker, here);
+});
