@@ -19,6 +19,8 @@ export interface LibrarySearchOptions {
   filter?: (lib: LibraryRecord) => boolean;
   /** At most this many results (default 20). */
   limit?: number;
+  /** The catalog as the caller already read it (store.listLibraries()); read here when absent. */
+  libraries?: readonly LibraryRecord[];
 }
 
 export interface ScoredLibrary {
@@ -101,7 +103,7 @@ function byRank(a: ScoredLibrary & { exactId: boolean }, b: ScoredLibrary & { ex
 
 /** Libraries matching `libraryName`, best first, with their scores. */
 export async function searchLibraries(kernel: Kernel, libraryName: string, query: string, options: LibrarySearchOptions = {}): Promise<ScoredLibrary[]> {
-  const libs = await kernel.store.listLibraries();
+  const libs = options.libraries ?? (await kernel.store.listLibraries());
   const first = libs
     // Only libraries with documentation to serve (a failed or unfinished first build has none).
     .filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)))
