@@ -1,15 +1,17 @@
 /**
  * `npm run bench:scale`: serving at scale on generated data (nothing is committed or downloaded).
  *
- *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--questions 300] [--seed 1]
+ *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--small-snippets 200]
+ *                       [--questions 300] [--seed 1]
  *                       [--data-dir DIR] [--keep] [--skip-build]
  *
  * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
  *    prose drawn from a seeded vocabulary with a Zipf distribution (a few words very common, most
  *    rare, like real text) and fenced code blocks naming identifiers from the same vocabulary.
  * 2. Builds, in a fresh data directory: one big library (`/docs/scale-big`) of about `--snippets`
- *    snippets and `--libraries - 1` small ones (20 to 200 snippets each, names and titles from
- *    the vocabulary), so the catalog holds `--libraries` libraries. Pages go through the real
+ *    snippets and `--libraries - 1` small ones (20 to `--small-snippets` snippets each, default
+ *    200; fewer when it is below 20; names and titles from the vocabulary), so the catalog holds
+ *    `--libraries` libraries. Pages go through the real
  *    markdown chunker of the configured kernel, and the snippets through the store's build API
  *    (beginBuild, addSnippets, finalizeBuild: the same calls an ingest job makes), not through
  *    the sources and the job runner: reading a million snippets' worth of files through the
@@ -45,6 +47,7 @@ const { values } = parseArgs({
   options: {
     snippets: { type: 'string', default: '1000000' },
     libraries: { type: 'string', default: '1000' },
+    'small-snippets': { type: 'string', default: '200' },
     questions: { type: 'string', default: '300' },
     seed: { type: 'string', default: '1' },
     'data-dir': { type: 'string' },
@@ -60,6 +63,7 @@ const count = (name: string, v: string | undefined, min: number) => {
 const SNIPPETS = count('snippets', values.snippets, 100);
 const LIBRARIES = count('libraries', values.libraries, 1);
 const QUESTIONS = count('questions', values.questions, 10);
+const SMALL_MAX = count('small-snippets', values['small-snippets'], 5);
 const SEED = count('seed', values.seed, 0);
 const BIG = '/docs/scale-big';
 const dataDir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'refdesk-scale-'));
@@ -108,7 +112,7 @@ async function build(): Promise<Record<string, unknown>> {
     const id = `/docs/${name}`;
     if (used.has(id)) continue;
     used.add(id);
-    const size = 20 + Math.floor(random() * 180);
+    const size = Math.min(20, SMALL_MAX) + Math.floor(random() * Math.max(0, SMALL_MAX - 20));
     smallSnippets += await buildLibrary(kernel, id, vocab.title(name), vocab.sentence(random, 12), pagesOf(vocab, random, size, 8));
     if ((i + 1) % 100 === 0) log(`${i + 1} small libraries built`);
   }
