@@ -19,6 +19,8 @@ export interface LibrarySearchOptions {
   filter?: (lib: LibraryRecord) => boolean;
   /** At most this many results (default 20). */
   limit?: number;
+  /** The catalog as the caller already read it (store.listLibraries()); read here when absent. */
+  libraries?: readonly LibraryRecord[];
 }
 
 export interface ScoredLibrary {
@@ -33,10 +35,57 @@ const MIN_NAME_SCORE = 0.25;
 
 const squash = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '');
 
+/** What a library's name score reads of it, computed once per (id, title, description). */
+interface LibraryForms {
+  /** The ID's last part, the title and the whole ID, squashed. */
+  forms: string[];
+  /** Words of the ID and title. */
+  nameTokens: Set<string>;
+  /** Words of the description. */
+  descTokens: Set<string>;
+}
+
+/** A library name as asked, prepared once per request. */
+interface PreparedName {
+  wanted: string;
+  tokens: Set<string>;
+}
+
+/**
+ * Forms of libraries seen recently, keyed by id, title and description: a search over a catalog
+ * of 1,000 libraries tokenizes each library's fields once, not at every request. Emptied when it
+ * grows past its bound (libraries renamed or re-described leave old keys behind).
+ */
+const formsCache = new Map<string, LibraryForms>();
+const FORMS_CACHE_MAX = 20_000;
+
+function libraryForms(lib: LibraryRecord): LibraryForms {
+  const key = `${lib.id}\0${lib.title}\0${lib.description}`;
+  let f = formsCache.get(key);
+  if (!f) {
+    if (formsCache.size >= FORMS_CACHE_MAX) formsCache.clear();
+    const last = lib.id.split('/').pop() ?? '';
+    f = {
+      forms: [squash(last), squash(lib.title), squash(lib.id)],
+      nameTokens: new Set(tokenize(`${lib.id.replace(/\//g, ' ')} ${lib.title}`)),
+      descTokens: new Set(tokenize(lib.description)),
+    };
+    formsCache.set(key, f);
+  }
+  return f;
+}
+
+function prepareName(name: string): PreparedName {
+  return { wanted: squash(name), tokens: new Set(tokenize(name)) };
+}
+
+function exactId(forms: LibraryForms, wanted: string): boolean {
+  return wanted !== '' && (forms.forms[0] === wanted || forms.forms[2] === wanted);
+}
+
 /** True when the name is the library's ID or the ID's last part (punctuation-insensitive). */
 export function isExactIdMatch(lib: LibraryRecord, name: string): boolean {
-  const wanted = squash(name);
-  return wanted !== '' && (squash(lib.id.split('/').pop() ?? '') === wanted || squash(lib.id) === wanted);
+  return exactId(libraryForms(lib), squash(name));
 }
 
 /**
@@ -45,27 +94,26 @@ export function isExactIdMatch(lib: LibraryRecord, name: string): boolean {
  * a library is found by its real name as well as by its ID.
  */
 export function nameScore(lib: LibraryRecord, name: string): number {
-  const wanted = squash(name);
+  return scoreName(libraryForms(lib), prepareName(name));
+}
+
+function scoreName(lib: LibraryForms, name: PreparedName): number {
+  const { wanted, tokens } = name;
   if (!wanted) return 0;
-  const last = lib.id.split('/').pop() ?? '';
-  const forms = [squash(last), squash(lib.title), squash(lib.id)];
   let best = 0;
-  for (const f of forms) {
+  for (const f of lib.forms) {
     if (!f) continue;
     if (f === wanted) best = Math.max(best, 1);
     else if (f.startsWith(wanted) || wanted.startsWith(f)) best = Math.max(best, 0.75 * (Math.min(f.length, wanted.length) / Math.max(f.length, wanted.length)) + 0.1);
     else if (f.includes(wanted)) best = Math.max(best, 0.5);
   }
-  const nameTokens = new Set(tokenize(name));
-  if (nameTokens.size > 0) {
-    const libTokens = new Set(tokenize(`${lib.id.replace(/\//g, ' ')} ${lib.title}`));
+  if (tokens.size > 0) {
     let shared = 0;
-    for (const t of nameTokens) if (libTokens.has(t)) shared++;
-    best = Math.max(best, 0.6 * (shared / nameTokens.size));
-    const descTokens = new Set(tokenize(lib.description));
+    for (const t of tokens) if (lib.nameTokens.has(t)) shared++;
+    best = Math.max(best, 0.6 * (shared / tokens.size));
     let inDesc = 0;
-    for (const t of nameTokens) if (descTokens.has(t)) inDesc++;
-    best = Math.max(best, 0.3 * (inDesc / nameTokens.size));
+    for (const t of tokens) if (lib.descTokens.has(t)) inDesc++;
+    best = Math.max(best, 0.3 * (inDesc / tokens.size));
   }
   return best;
 }
@@ -101,13 +149,15 @@ function byRank(a: ScoredLibrary & { exactId: boolean }, b: ScoredLibrary & { ex
 
 /** Libraries matching `libraryName`, best first, with their scores. */
 export async function searchLibraries(kernel: Kernel, libraryName: string, query: string, options: LibrarySearchOptions = {}): Promise<ScoredLibrary[]> {
-  const libs = await kernel.store.listLibraries();
+  const libs = options.libraries ?? (await kernel.store.listLibraries());
+  const asked = prepareName(libraryName);
   const first = libs
     // Only libraries with documentation to serve (a failed or unfinished first build has none).
     .filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)))
-    .map((library) => ({ library, name: nameScore(library, libraryName) }))
+    .map((library) => ({ library, forms: libraryForms(library) }))
+    .map((x) => ({ ...x, name: scoreName(x.forms, asked) }))
     .filter((x) => x.name >= MIN_NAME_SCORE)
-    .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library), exactId: isExactIdMatch(x.library, libraryName) }))
+    .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library), exactId: exactId(x.forms, asked.wanted) }))
     .sort(byRank);
 
   if (!options.fast && first.length > 1) {

@@ -3,10 +3,11 @@
  * library (its spec's `path`). A raw upload is kept only while a queued or running job may read
  * it: it is removed when its job ends, and files no such job needs are swept at start.
  */
-import { readdir, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { LibrarySource } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
+import { readdirOrEmpty } from './missing-files.ts';
 
 /** Source kinds whose spec `path` may name a raw upload. */
 const UPLOAD_KINDS = new Set(['upload', 'openapi']);
@@ -77,13 +78,8 @@ export async function releaseUpload(kernel: Kernel, file: string, endedJobId?: s
  */
 export async function sweepUploads(kernel: Kernel, before: Date): Promise<string[]> {
   const dir = uploadsDir(kernel.env.dataDir);
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
+  const names = await readdirOrEmpty(dir);
+  if (names.length === 0) return [];
   const inUse = await uploadsInUse(kernel);
   const removed: string[] = [];
   for (const name of names) {

@@ -58,7 +58,10 @@ export function publicApiMiddleware(service: ApiService, opts: { cacheMaxAgeSeco
     }
     if (ctx.method !== 'GET' || !CACHEABLE.has(ctx.path)) return next();
     // A store failure here is not the caller's problem: the route runs and answers for itself.
-    const etag = await answerEtag(service, ctx.path, ctx.query).catch(() => null);
+    const tag = await answerEtag(service, ctx.path, ctx.query).catch(() => null);
+    const etag = tag?.etag;
+    // The catalog the tag was computed from: library search searches it (read once a request).
+    if (tag?.catalog) ctx.state.catalog = tag.catalog;
     const cacheHeaders = () => {
       ctx.set('ETag', etag!);
       ctx.set('Cache-Control', `private, max-age=${opts.cacheMaxAgeSeconds}`);

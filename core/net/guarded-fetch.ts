@@ -16,7 +16,11 @@
  *   may only shorten it); a time-out rejects with an `invalid_source` RefdeskError that says so.
  *   When the caller's own signal aborts, the signal's reason is thrown unchanged.
  */
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent } from 'undici';
+import { lazyModule } from '../lazy-module.ts';
+
+/** undici, loaded at the first fetch rather than when the kernel is built (a server that fetches nothing never needs it). */
+const undici = lazyModule<typeof import('undici')>('undici');
 import type { Fetch } from '../contracts.ts';
 import { RefdeskError } from '../errors.ts';
 import { assertUrlAllowed, type Lookup, type NetworkPolicy } from './address-policy.ts';
@@ -56,7 +60,7 @@ export function createGuardedFetch(policy: NetworkPolicy, options: GuardedFetchO
     if (opts.all) cb(null, addrs);
     else cb(null, addrs[0].address, addrs[0].family);
   };
-  const agent = new Agent({ connect: { lookup: connectLookup as never } });
+  let agent: Agent | undefined;
 
   return {
     async fetch(input, init = {}) {
@@ -84,7 +88,8 @@ export function createGuardedFetch(policy: NetworkPolicy, options: GuardedFetchO
         if (signal.aborted) throw onAbort(signal.reason);
         let res: Response;
         try {
-          res = (await undiciFetch(current, { ...(rest as object), method, body, headers, redirect: 'manual', signal, dispatcher: agent } as never)) as unknown as Response;
+          agent ??= new (undici().Agent)({ connect: { lookup: connectLookup as never } });
+          res = (await undici().fetch(current, { ...(rest as object), method, body, headers, redirect: 'manual', signal, dispatcher: agent } as never)) as unknown as Response;
         } catch (e) {
           throw onAbort(e);
         }
@@ -117,7 +122,9 @@ export function createGuardedFetch(policy: NetworkPolicy, options: GuardedFetchO
         return capResponse(res, current.href, hop > 0, policy.maxResponseBytes, method === 'HEAD', onAbort);
       }
     },
-    close: () => agent.close(),
+    close: async () => {
+      await agent?.close();
+    },
   };
 }
 

@@ -3,13 +3,15 @@
  * ancestors, the page), so the markdown chunker's breadcrumb reads Space > Parent > Page >
  * Section, then the body converted from the storage format with its headings moved below them.
  */
-import TurndownService from 'turndown';
-import { gfm } from 'turndown-plugin-gfm';
+import type TurndownService from 'turndown';
 import type { JSDOM } from 'jsdom';
 import { lazyModule } from '../../core/lazy-module.ts';
 
 /** jsdom, loaded at the first page converted (importing it costs about 0.8 s of CPU at start). */
 const jsdom = lazyModule<typeof import('jsdom')>('jsdom');
+/** turndown, loaded at the first page converted rather than at start. */
+const turndownModule = lazyModule<typeof import('turndown')>('turndown');
+const gfmModule = lazyModule<typeof import('turndown-plugin-gfm')>('turndown-plugin-gfm');
 import { parseStorage, storageToHtml, type StorageContext } from './storage-html.ts';
 
 /** Headings above the body: the space (h1), at most this many ancestor levels, the page. */
@@ -22,14 +24,14 @@ let window: JSDOM['window'] | null = null;
 
 function turndown(): TurndownService {
   if (service) return service;
-  const td = new TurndownService({
+  const td = new (turndownModule())({
     headingStyle: 'atx',
     codeBlockStyle: 'fenced',
     bulletListMarker: '-',
     emDelimiter: '_',
     hr: '---',
   });
-  td.use(gfm);
+  td.use(gfmModule().gfm);
   // A GFM table cell holds one line: join the cell's paragraphs and escape its pipes.
   td.addRule('confluenceTableCell', {
     filter: ['th', 'td'],

@@ -8,7 +8,9 @@ import { lazyModule } from '../../core/lazy-module.ts';
 
 /** jsdom, loaded at the first page converted (importing it costs about 0.8 s of CPU at start). */
 const jsdom = lazyModule<typeof import('jsdom')>('jsdom');
-import TurndownService from 'turndown';
+import type TurndownService from 'turndown';
+/** turndown, loaded at the first page converted rather than at start. */
+const turndownModule = lazyModule<typeof import('turndown')>('turndown');
 
 const DROP = 'script, style, noscript, template, nav, header, footer, aside, iframe, svg, form, [role="navigation"], [aria-hidden="true"]';
 
@@ -16,7 +18,7 @@ let service: TurndownService | null = null;
 
 function turndown(): TurndownService {
   if (service) return service;
-  service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
+  service = new (turndownModule())({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
   // Keep the language of <pre><code class="language-x"> blocks.
   service.addRule('fencedWithLanguage', {
     filter: (node) => node.nodeName === 'PRE' && node.firstChild?.nodeName === 'CODE',

@@ -1,4 +1,3 @@
-import SwaggerParser from '@apidevtools/swagger-parser';
 import { LineCounter, parseDocument } from 'yaml';
 import { parse as parseYaml } from 'yaml';
 import { RefdeskError } from '../../core/errors.ts';
@@ -110,6 +109,8 @@ export async function validateSpec(doc: Record<string, unknown>, text: string, l
   const names = collectSchemaRoots(doc);
   let api: Record<string, any>;
   try {
+    // Imported here, at the first spec validated, rather than when the server starts.
+    const { default: SwaggerParser } = await import('@apidevtools/swagger-parser');
     api = (await SwaggerParser.validate(doc as never, {
       resolve: { external: false, file: false, http: false },
       dereference: { circular: true },

@@ -3,8 +3,12 @@
  * rules of our own: fenced code blocks keep their language, headings keep their anchors in the
  * `## Title {#anchor}` form the markdown chunker reads, empty links vanish.
  */
-import TurndownService from 'turndown';
-import { strikethrough, tables, taskListItems } from 'turndown-plugin-gfm';
+import type TurndownService from 'turndown';
+import { lazyModule } from '../../core/lazy-module.ts';
+
+/** turndown, loaded at the first page converted rather than at start. */
+const turndownModule = lazyModule<typeof import('turndown')>('turndown');
+const gfmModule = lazyModule<typeof import('turndown-plugin-gfm')>('turndown-plugin-gfm');
 import { codeLanguage } from './code-language.ts';
 
 /** Attribute the extractor sets on headings: the anchor that links to them. */
@@ -24,7 +28,8 @@ function preText(node: Node): string {
 }
 
 function createService(): TurndownService {
-  const service = new TurndownService({
+  const { strikethrough, tables, taskListItems } = gfmModule();
+  const service = new (turndownModule())({
     headingStyle: 'atx',
     codeBlockStyle: 'fenced',
     bulletListMarker: '-',

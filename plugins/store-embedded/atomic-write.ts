@@ -1,6 +1,7 @@
 /** Crash-safe file replacement: readers see the old file or the new one, never a partial one. */
 import { open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { unlinkIfPresent } from '../../core/missing-files.ts';
 
 /** The temporary name this process writes before renaming over `file`. */
 export function tempFileName(file: string, pid = process.pid): string {
@@ -60,12 +61,7 @@ export async function removeStaleTempFiles(file: string): Promise<string[]> {
   const removed: string[] = [];
   for (const name of await readdir(dir)) {
     if (!name.startsWith(prefix)) continue;
-    try {
-      await unlink(join(dir, name));
-      removed.push(name);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
+    if (await unlinkIfPresent(join(dir, name))) removed.push(name);
   }
   return removed;
 }

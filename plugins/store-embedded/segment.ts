@@ -14,11 +14,12 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { mkdir, readdir, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
+import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import type { Bm25fData } from '../../core/search/bm25f.ts';
 import type { IndexData, Ragged } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
@@ -424,12 +425,7 @@ export async function removeSegments(dir: string, buildIds: readonly string[]): 
   const removed: string[] = [];
   for (const id of buildIds) {
     if (!/^[\w-]+$/.test(id)) continue;
-    try {
-      await unlink(join(dir, segmentFileName(id)));
-      removed.push(segmentFileName(id));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    }
+    if (await unlinkIfPresent(join(dir, segmentFileName(id)))) removed.push(segmentFileName(id));
   }
   return removed;
 }
@@ -439,19 +435,10 @@ export async function removeSegments(dir: string, buildIds: readonly string[]): 
  * writes (a crash between writing a segment and recording it). Returns the names removed.
  */
 export async function removeOrphanSegments(dir: string, keep: ReadonlySet<string>): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
   const removed: string[] = [];
-  for (const name of names) {
+  for (const name of await readdirOrEmpty(dir)) {
     if (!name.includes(EXT) || keep.has(name)) continue;
-    await unlink(join(dir, name)).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
+    await unlinkIfPresent(join(dir, name));
     removed.push(name);
   }
   return removed;

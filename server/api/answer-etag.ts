@@ -13,11 +13,18 @@
  *
  * null when no tag can be computed up front (a malformed parameter, an unknown or renamed
  * library): the request then runs and its error answer carries no ETag.
+ *
+ * A library ID is read as the routes read it (core/library-resolve.ts): `/group/sub/project` is
+ * that library when the store knows it, else `/group/sub` at version `project`. For library
+ * search the tag comes with the catalog it was computed from (the libraries, the policy, the
+ * time), which the route searches instead of reading the catalog a second time.
  */
 import { createHash } from 'node:crypto';
-import { decide } from '../../core/policy.ts';
+import { decide, type Policy } from '../../core/policy.ts';
 import { getPolicy } from '../../core/settings.ts';
-import { formatLibraryId, parseLibraryId } from '../../core/library-id.ts';
+import { formatLibraryId, type LibraryId } from '../../core/library-id.ts';
+import { resolveLibraryId } from '../../core/library-resolve.ts';
+import type { LibraryRecord } from '../../core/contracts.ts';
 import type { ApiService } from './service.ts';
 import type { Params } from './params.ts';
 
@@ -27,7 +34,31 @@ export const ANSWER_PARAMS: Record<string, readonly string[]> = {
   '/api/v2/libs/search': ['libraryName', 'query', 'fast'],
 };
 
-function normalisedParams(path: string, params: Params): Array<[string, string]> | null {
+/** The catalog one library search request reads once: for its ETag and for the search. */
+export interface CatalogSnapshot {
+  libraries: LibraryRecord[];
+  policy: Policy;
+  now: Date;
+}
+
+export interface AnswerTag {
+  etag: string;
+  /** For library search: what the tag was computed from, for the route to search. */
+  catalog?: CatalogSnapshot;
+}
+
+/** The library a context request names, read as the route reads it; null when malformed. */
+async function requestedLibrary(service: ApiService, params: Params): Promise<LibraryId | null> {
+  const raw = params.libraryId;
+  if (typeof raw !== 'string') return null;
+  try {
+    return await resolveLibraryId(service.kernel.store, raw.trim());
+  } catch {
+    return null;
+  }
+}
+
+function normalisedParams(path: string, params: Params, library: LibraryId | null): Array<[string, string]> | null {
   const names = ANSWER_PARAMS[path];
   if (!names) return null;
   const out: Array<[string, string]> = [];
@@ -38,12 +69,8 @@ function normalisedParams(path: string, params: Params): Array<[string, string]>
     let v = raw;
     if (name === 'query' || name === 'libraryName') v = raw.trim();
     if (name === 'libraryId') {
-      try {
-        const parsed = parseLibraryId(raw.trim());
-        v = formatLibraryId(parsed.id, parsed.version); // /lib/1.0 and /lib@1.0 are one request
-      } catch {
-        return null;
-      }
+      if (!library) return null;
+      v = formatLibraryId(library.id, library.version); // /lib/1.0 and /lib@1.0 are one request
     }
     if (name === 'type' && raw === '') continue;
     if (name === 'type' && raw === 'txt') continue; // the default
@@ -52,22 +79,19 @@ function normalisedParams(path: string, params: Params): Array<[string, string]>
   return out;
 }
 
-export async function answerEtag(service: ApiService, path: string, params: Params): Promise<string | null> {
-  const request = normalisedParams(path, params);
+export async function answerEtag(service: ApiService, path: string, params: Params): Promise<AnswerTag | null> {
+  if (!ANSWER_PARAMS[path]) return null;
+  const isContext = path === '/api/v2/context';
+  const parsed = isContext ? await requestedLibrary(service, params) : null;
+  const request = normalisedParams(path, params, parsed);
   if (!request) return null;
   const { store, clock } = service.kernel;
   const policy = await getPolicy(store);
   const now = clock.now();
   let state: unknown;
-  if (path === '/api/v2/context') {
-    const raw = params.libraryId;
-    if (typeof raw !== 'string') return null;
-    let parsed: ReturnType<typeof parseLibraryId>;
-    try {
-      parsed = parseLibraryId(raw.trim());
-    } catch {
-      return null;
-    }
+  let catalog: CatalogSnapshot | undefined;
+  if (isContext) {
+    if (!parsed) return null;
     const library = await store.getLibrary(parsed.id);
     if (!library) return null;
     const versions = await store.listVersions(library.id);
@@ -79,10 +103,11 @@ export async function answerEtag(service: ApiService, path: string, params: Para
   } else {
     const libraries = await store.listLibraries();
     state = libraries.map((l) => [l, decide(policy, l, now).allowed]);
+    catalog = { libraries, policy, now };
   }
   const digest = createHash('sha256')
     .update(JSON.stringify([path, request, state, policy, service.answerFingerprint()]))
     .digest('base64url')
     .slice(0, 32);
-  return `"${digest}"`;
+  return { etag: `"${digest}"`, catalog };
 }

@@ -29,6 +29,7 @@ import type { JobRunner } from '../job-runner.ts';
 import { ApiError } from './api-error.ts';
 import { authenticate, requireAdmin, requireKey, type HeaderBag, type Principal } from './auth.ts';
 import { libraryJson, type LibraryJson } from './library-json.ts';
+import type { CatalogSnapshot } from './answer-etag.ts';
 import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
 import { parseAddRequest, type AddRoute } from './add-requests.ts';
 import { fallbackLibraryId } from './derive-id.ts';
@@ -128,15 +129,19 @@ export class ApiService {
   // Search and context
   // -------------------------------------------------------------------------------------------
 
-  /** GET /api/v2/libs/search: libraryName and query (1-500 characters), fast (true/false). */
-  async searchLibrariesFor(_principal: Principal, params: Params): Promise<SearchResponse> {
+  /**
+   * GET /api/v2/libs/search: libraryName and query (1-500 characters), fast (true/false).
+   * `catalog`: the libraries and policy this request already read (for its ETag), searched
+   * instead of reading them again.
+   */
+  async searchLibrariesFor(_principal: Principal, params: Params, catalog?: CatalogSnapshot): Promise<SearchResponse> {
     const libraryName = requiredString(params, 'libraryName');
     const query = requiredString(params, 'query');
     const fast = optionalBool(params, 'fast');
     return this.backend('Library search', async () => {
-      const policy = await getPolicy(this.kernel.store);
-      const now = this.kernel.clock.now();
-      const scored = await searchLibraries(this.kernel, libraryName, query, { fast, filter: (lib) => decide(policy, lib, now).allowed });
+      const policy = catalog?.policy ?? (await getPolicy(this.kernel.store));
+      const now = catalog?.now ?? this.kernel.clock.now();
+      const scored = await searchLibraries(this.kernel, libraryName, query, { fast, libraries: catalog?.libraries, filter: (lib) => decide(policy, lib, now).allowed });
       return { results: scored.map((s) => libraryJson(s.library)), searchFilterApplied: isRestrictive(policy) };
     });
   }

@@ -5,10 +5,9 @@
  * with a fresh server per request. Nothing is kept between requests.
  */
 import type { Context, Middleware, Next } from 'koa';
-import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { DocsBackend } from './backend.ts';
-import { createRefdeskMcpServer } from './tools.ts';
+import type { NodeMcpHandler } from './sdk-handler.ts';
 import { apiKeyOf, isLoopbackHost, rebindingRefusal } from './request-guard.ts';
 import { isRefdeskError, RefdeskError } from '../../core/errors.ts';
 import { parseJsonText, readBody } from '../body.ts';
@@ -78,10 +77,16 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
   const path = options.path ?? '/mcp';
   const guardHosts = options.bindHost !== undefined && isLoopbackHost(options.bindHost);
   const allowed = new HostAllowList(options.allowedHosts ?? []);
-  const handler = createMcpHandler((ctx) => createRefdeskMcpServer(backend, { apiKey: ctx.authInfo?.token || options.defaultApiKey, client: typeof ctx.authInfo?.extra?.client === 'string' ? ctx.authInfo.extra.client : undefined }), {
-    onerror: options.onError,
-  });
-  const toNode = toNodeHandler(handler, { onerror: options.onError });
+  // The SDK is loaded at the first /mcp request (server/mcp/sdk-handler.ts), not at start.
+  let toNode: Promise<NodeMcpHandler> | undefined;
+  const sdkHandler = () =>
+    (toNode ??= import('./sdk-handler.ts').then(
+      (m) => m.createNodeMcpHandler(backend, { defaultApiKey: options.defaultApiKey, onError: options.onError }),
+      (e: unknown) => {
+        toNode = undefined; // try again at the next request
+        throw e;
+      },
+    ));
 
   return async (ctx: Context, next: Next) => {
     if (ctx.path !== path) return next();
@@ -131,8 +136,9 @@ export function mcpEndpoint(backend: DocsBackend, options: McpEndpointOptions = 
     }
     // The key (when given) and the client's address travel to the tools with the request.
     const auth: AuthInfo = { token: key ?? '', clientId: key ? 'refdesk-api-key' : 'anonymous', scopes: [], extra: { client } };
+    const handle = await sdkHandler();
     ctx.respond = false;
-    await toNode(Object.assign(ctx.req, { auth }), ctx.res, parsedBody);
+    await handle(Object.assign(ctx.req, { auth }), ctx.res, parsedBody);
   };
 }
 

@@ -9,7 +9,7 @@ export { libraryJson } from '../api/library-json.ts';
 export function searchRoutes(service: ApiService): Router {
   const r = newRouter();
   r.get('/api/v2/libs/search', async (ctx) => {
-    ctx.body = await service.searchLibrariesFor(principalOf(ctx), ctx.query);
+    ctx.body = await service.searchLibrariesFor(principalOf(ctx), ctx.query, ctx.state.catalog);
   });
   return r;
 }

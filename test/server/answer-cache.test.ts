@@ -7,6 +7,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { bearer, call, createKey, indexUpload, qs, startApiServer, writeDocs, type ApiServer } from './helpers/api-server.ts';
+import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 
 let s: ApiServer;
 let searches = 0;
@@ -33,6 +34,9 @@ describe('cacheable answers: ETag from what shapes the answer, 304 without searc
     // A second "alpha" so that library search re-ranks its candidates by their documentation.
     await indexUpload(s.kernel, 'alpha-two', writeDocs(s.scratch, 'alpha-two', { 'c.md': '# Alpha two\n\n## Pools\n\nConnection pools.\n' }), { title: 'Alpha two' });
     await indexUpload(s.kernel, 'beta', writeDocs(s.scratch, 'beta', { 'b.md': '# Beta\n\n## Sessions\n\nBeta has sessions too.\n' }), { title: 'Beta' });
+    // A library whose ID has three segments (a GitLab subgroup project's shape).
+    const deep = await addLibrary(s.kernel, { source: 'upload', id: '/group/sub/project', spec: { path: writeDocs(s.scratch, 'deep', { 'd.md': '# Deep\n\n## Sessions\n\nDeep sessions.\n' }) } });
+    assert.equal((await runIngestJob(s.kernel, deep.job.id)).state, 'succeeded');
     const store = s.kernel.store;
     const real = store.search.bind(store);
     store.search = (...args) => {
@@ -82,6 +86,40 @@ describe('cacheable answers: ETag from what shapes the answer, 304 without searc
     const [lib304, n5] = await counted(() => search({ libraryName: 'alpha', query: 'sessions' }, { 'if-none-match': lib.headers.get('etag')! }));
     assert.equal(lib304.status, 304);
     assert.equal(n5, 0);
+  });
+
+  test('a library ID of three segments (/group/sub/project) gets an ETag and a 304 like any other', async () => {
+    const p = { libraryId: '/group/sub/project', query: 'sessions' };
+    const [first, n1] = await counted(() => context(p));
+    assert.equal(first.status, 200, first.text);
+    assert.match(first.text, /Deep sessions/);
+    assert.ok(n1 >= 1);
+    const etag = first.headers.get('etag');
+    assert.match(etag ?? '', /^"[\w-]{32}"$/, 'the answer carries an ETag');
+    const [again, n2] = await counted(() => context(p, { 'if-none-match': etag! }));
+    assert.equal(again.status, 304);
+    assert.equal(n2, 0, 'no search for a 304');
+    // Its tag is not another library's, and the @ form of a version is a different request.
+    assert.notEqual(etag, (await context({ libraryId: '/docs/beta', query: 'sessions' })).headers.get('etag'));
+  });
+
+  test('library search reads the catalog once per request (for its ETag and its search)', async () => {
+    const store = s.kernel.store;
+    const real = store.listLibraries.bind(store);
+    let lists = 0;
+    store.listLibraries = () => {
+      lists++;
+      return real();
+    };
+    try {
+      const r = await search({ libraryName: 'alpha', query: 'sessions' });
+      assert.equal(r.status, 200, r.text);
+      assert.ok(r.headers.get('etag'));
+      assert.deepEqual(r.body.results.map((x: { id: string }) => x.id).slice(0, 2).sort(), ['/docs/alpha', '/docs/alpha-two']);
+      assert.equal(lists, 1, 'one catalog read');
+    } finally {
+      store.listLibraries = real;
+    }
   });
 
   test('the ETag differs between txt and json, between queries, token budgets and libraries', async () => {

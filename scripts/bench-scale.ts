@@ -1,0 +1,228 @@
+/**
+ * `npm run bench:scale`: serving at scale on generated data (nothing is committed or downloaded).
+ *
+ *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--small-snippets 200]
+ *                       [--questions 300] [--seed 1]
+ *                       [--data-dir DIR] [--keep] [--skip-build]
+ *
+ * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
+ *    prose drawn from a seeded vocabulary with a Zipf distribution (a few words very common, most
+ *    rare, like real text) and fenced code blocks naming identifiers from the same vocabulary.
+ * 2. Builds, in a fresh data directory: one big library (`/docs/scale-big`) of about `--snippets`
+ *    snippets and `--libraries - 1` small ones (20 to `--small-snippets` snippets each, default
+ *    200; fewer when it is below 20; names and titles from the vocabulary), so the catalog holds
+ *    `--libraries` libraries. Pages go through the real
+ *    markdown chunker of the configured kernel, and the snippets through the store's build API
+ *    (beginBuild, addSnippets, finalizeBuild: the same calls an ingest job makes), not through
+ *    the sources and the job runner: reading a million snippets' worth of files through the
+ *    upload source adds nothing this bench measures and would take most of the run.
+ * 3. Starts the real server as a process (`bin/refdesk.js serve`: dist/ when built and current)
+ *    on that directory and measures over HTTP, one request at a time, with a key of the largest
+ *    plan: `GET /api/v2/context` on the big library (different questions each time, drawn from
+ *    the vocabulary; a first warm-up question opens its segment), `GET /api/v2/libs/search`
+ *    over the catalog (names of existing libraries, prefixes of them and unknown names), then
+ *    the server's RSS (/proc/<pid>/status) against the memory budget
+ *    (`store.options.segmentCacheBytes` plus the RSS of the same server on an empty data
+ *    directory, measured first).
+ *
+ * Prints one JSON document with the figures, the targets (context p99 <= 50 ms, library search
+ * p99 <= 10 ms, RSS within the budget) and whether each was met. `--snippets 20000 --libraries 100`
+ * is a quick check (well under a minute).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createKernel, type Kernel } from '../core/kernel.ts';
+import { createConsoleLogger } from '../core/services.ts';
+import type { Snippet } from '../core/contracts.ts';
+import { launchServer, type LaunchedServer } from './bench/server-process.ts';
+import { benchApiKey } from './bench/api-key.ts';
+import { percentile } from './bench/metrics.ts';
+import { Vocabulary, generatePage, rng } from './bench/scale-docs.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    snippets: { type: 'string', default: '1000000' },
+    libraries: { type: 'string', default: '1000' },
+    'small-snippets': { type: 'string', default: '200' },
+    questions: { type: 'string', default: '300' },
+    seed: { type: 'string', default: '1' },
+    'data-dir': { type: 'string' },
+    keep: { type: 'boolean', default: false },
+    'skip-build': { type: 'boolean', default: false },
+  },
+});
+const count = (name: string, v: string | undefined, min: number) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be a whole number >= ${min} (got "${v}")`);
+  return n;
+};
+const SNIPPETS = count('snippets', values.snippets, 100);
+const LIBRARIES = count('libraries', values.libraries, 1);
+const QUESTIONS = count('questions', values.questions, 10);
+const SMALL_MAX = count('small-snippets', values['small-snippets'], 5);
+const SEED = count('seed', values.seed, 0);
+const BIG = '/docs/scale-big';
+const dataDir = values['data-dir'] ? resolve(values['data-dir']) : mkdtempSync(join(tmpdir(), 'refdesk-scale-'));
+const t0 = performance.now();
+const seconds = (from: number) => Math.round((performance.now() - from) / 100) / 10;
+const log = (line: string) => process.stderr.write(`[${seconds(t0)} s] ${line}\n`);
+
+/** Adds one library built from `pages` through the store's build API. Returns its snippet count. */
+async function buildLibrary(kernel: Kernel, id: string, title: string, description: string, pages: Iterable<{ path: string; content: string }>): Promise<number> {
+  const { store } = kernel;
+  await store.upsertLibrary({ id, title, description, source: { kind: 'upload', spec: { path: `generated${id}` } } });
+  const build = await store.beginBuild(id, '', null);
+  const chunker = kernel.chunkerFor('markdown');
+  let n = 0;
+  let batch: Snippet[] = [];
+  for (const page of pages) {
+    batch.push(...chunker.chunk({ path: page.path, format: 'markdown', content: page.content }));
+    if (batch.length >= 5000) {
+      await store.addSnippets(build, batch);
+      n += batch.length;
+      batch = [];
+    }
+  }
+  await store.addSnippets(build, batch);
+  n += batch.length;
+  await store.finalizeBuild(build);
+  return n;
+}
+
+/** Pages of a library until about `snippets` snippets (the chunker makes about one a section). */
+function* pagesOf(vocab: Vocabulary, random: () => number, snippets: number, sectionsPerPage: number): Generator<{ path: string; content: string }> {
+  const pages = Math.max(1, Math.ceil(snippets / (sectionsPerPage * 1.25)));
+  for (let i = 0; i < pages; i++) yield { path: `guide/part-${Math.floor(i / 100)}/page-${i}.md`, content: generatePage(vocab, random, sectionsPerPage) };
+}
+
+async function build(): Promise<Record<string, unknown>> {
+  const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'writer', port: 0 }, logger: createConsoleLogger('warn') });
+  await kernel.open();
+  const vocab = new Vocabulary(SEED);
+  const random = rng(SEED + 1);
+  const tSmall = performance.now();
+  let smallSnippets = 0;
+  const used = new Set<string>([BIG]);
+  for (let i = 0; i < LIBRARIES - 1; i++) {
+    const name = vocab.libraryName(random, i);
+    const id = `/docs/${name}`;
+    if (used.has(id)) continue;
+    used.add(id);
+    const size = Math.min(20, SMALL_MAX) + Math.floor(random() * Math.max(0, SMALL_MAX - 20));
+    smallSnippets += await buildLibrary(kernel, id, vocab.title(name), vocab.sentence(random, 12), pagesOf(vocab, random, size, 8));
+    if ((i + 1) % 100 === 0) log(`${i + 1} small libraries built`);
+  }
+  const smallSeconds = seconds(tSmall);
+  log(`building ${BIG} (about ${SNIPPETS} snippets)`);
+  const tBig = performance.now();
+  const bigSnippets = await buildLibrary(kernel, BIG, 'Scale Big', 'A generated library for the scale benchmark.', pagesOf(vocab, random, SNIPPETS, 12));
+  const bigSeconds = seconds(tBig);
+  log(`${BIG}: ${bigSnippets} snippets in ${bigSeconds} s`);
+  await kernel.close();
+  return { libraries: used.size, smallLibrarySnippets: smallSnippets, smallLibrariesSeconds: smallSeconds, bigLibrarySnippets: bigSnippets, bigLibrarySeconds: bigSeconds };
+}
+
+function rssMb(pid: number): number {
+  const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+async function serve(dir: string): Promise<LaunchedServer> {
+  return launchServer(ROOT, dir, [join(ROOT, 'bin', 'refdesk.js'), 'serve']);
+}
+
+async function stop(s: LaunchedServer): Promise<void> {
+  if (s.child.exitCode !== null) return;
+  await new Promise<void>((r) => {
+    s.child.once('exit', () => r());
+    s.child.kill('SIGTERM');
+  });
+}
+
+/** Timed sequential GETs; every answer must be 200. */
+async function timed(base: string, key: string, urls: string[]): Promise<number[]> {
+  const ms: number[] = [];
+  for (const u of urls) {
+    const t = performance.now();
+    const res = await fetch(base + u, { headers: { authorization: `Bearer ${key}` } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${res.status} for ${u}`);
+    ms.push(performance.now() - t);
+  }
+  return ms;
+}
+
+const summary = (ms: number[]) => ({ n: ms.length, p50Ms: round(percentile(ms, 50)), p90Ms: round(percentile(ms, 90)), p99Ms: round(percentile(ms, 99)), maxMs: round(Math.max(...ms)) });
+const round = (x: number) => Math.round(x * 100) / 100;
+
+async function measure(): Promise<Record<string, unknown>> {
+  // The baseline: the same server on an empty data directory, after a few answers.
+  const emptyDir = mkdtempSync(join(tmpdir(), 'refdesk-scale-empty-'));
+  const empty = await serve(emptyDir);
+  await fetch(`${empty.baseUrl}/api/v2/libs/search?libraryName=x&query=y`).then((r) => r.arrayBuffer());
+  const baselineRssMb = rssMb(empty.child.pid!);
+  await stop(empty);
+  rmSync(emptyDir, { recursive: true, force: true });
+
+  const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'writer', port: 0 }, logger: createConsoleLogger('warn') });
+  await kernel.open();
+  const key = await benchApiKey(kernel);
+  const libraries = (await kernel.store.listLibraries()).map((l) => l.id);
+  const budgetBytes = (kernel.store as unknown as { options?: { segmentCacheBytes?: number } }).options?.segmentCacheBytes ?? 128 * 1024 * 1024;
+  await kernel.close();
+
+  const tStart = performance.now();
+  const server = await serve(dataDir);
+  const pid = server.child.pid!;
+  try {
+    const base = server.baseUrl;
+    const vocab = new Vocabulary(SEED);
+    const random = rng(SEED + 7);
+    const q = (words: number) => vocab.question(random, words);
+    const context = (query: string) => `/api/v2/context?${new URLSearchParams({ libraryId: BIG, query, type: 'json' })}`;
+    const tFirst = performance.now();
+    await timed(base, key, [context(q(4))]);
+    const firstAnswerMs = round(performance.now() - tFirst);
+    const startToFirstAnswerS = seconds(tStart);
+    const contextMs = await timed(base, key, Array.from({ length: QUESTIONS }, (_, i) => context(q(2 + (i % 5)))));
+    const names = Array.from({ length: QUESTIONS }, (_, i) => {
+      const lib = libraries[Math.floor(random() * libraries.length)].split('/').pop()!;
+      const name = i % 3 === 0 ? lib : i % 3 === 1 ? lib.slice(0, Math.max(3, lib.length >> 1)) : vocab.libraryName(random, 1_000_000 + i);
+      return `/api/v2/libs/search?${new URLSearchParams({ libraryName: name, query: q(3) })}`;
+    });
+    const searchMs = await timed(base, key, names);
+    const searchFastMs = await timed(base, key, names.map((u) => `${u}&fast=true`));
+    const rss = rssMb(pid);
+    const budgetMb = Math.round(budgetBytes / 1024 / 1024);
+    const context99 = percentile(contextMs, 99);
+    const search99 = percentile(searchMs, 99);
+    return {
+      server: { startToFirstAnswerS, firstContextAnswerMs: firstAnswerMs },
+      context: summary(contextMs),
+      librarySearch: summary(searchMs),
+      librarySearchFast: summary(searchFastMs),
+      memory: { rssMb: rss, baselineRssMb, segmentCacheMb: budgetMb, budgetMb: baselineRssMb + budgetMb },
+      targets: {
+        contextP99Under50Ms: context99 <= 50,
+        librarySearchP99Under10Ms: search99 <= 10,
+        rssWithinBudget: rss <= baselineRssMb + budgetMb,
+      },
+    };
+  } finally {
+    await stop(server);
+  }
+}
+
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const loadBefore = load();
+log(`data directory ${dataDir}`);
+const built = values['skip-build'] ? { skipped: true } : await build();
+const measured = await measure();
+process.stdout.write(
+  `${JSON.stringify({ options: { snippets: SNIPPETS, libraries: LIBRARIES, questions: QUESTIONS, seed: SEED }, loadAverage: { before: loadBefore, after: load() }, build: built, ...measured, totalSeconds: seconds(t0) }, null, 2)}\n`,
+);
+if (!values.keep && !values['data-dir']) rmSync(dataDir, { recursive: true, force: true });
