@@ -59,6 +59,14 @@ export function parseTrustedProxies(input: string | readonly string[], what: str
 export function trustedProxyMiddleware(proxies: TrustedProxies) {
   return async (ctx: Context, next: Next): Promise<void> => {
     const peer = ctx.req.socket.remoteAddress;
+    // Whether the request came through a proxy at all, trusted or not: the factory sign-in
+    // (server/auth/sessions.ts) is only for direct loopback requests, even once the headers are gone.
+    if (FORWARDED.some((h) => ctx.req.headers[h] !== undefined)) {
+      ctx.state.forwarded = true;
+      // A proxy that says the client used https: the session cookie is marked Secure (never less safe).
+      const proto = String(ctx.req.headers['x-forwarded-proto'] ?? '').split(',')[0]?.trim().toLowerCase();
+      if (proto === 'https' || /(^|[;,\s])proto=https\b/i.test(String(ctx.req.headers.forwarded ?? ''))) ctx.state.forwardedHttps = true;
+    }
     if (!proxies.trusts(peer)) {
       for (const h of FORWARDED) delete ctx.req.headers[h];
       ctx.request.ip = peer ?? '';

@@ -298,6 +298,7 @@ export class AuthService implements SessionResolver {
 /** Over TLS, or behind a proxy that says the client used https. */
 export function isSecureRequest(ctx: Context): boolean {
   if ((ctx.req.socket as { encrypted?: boolean }).encrypted) return true;
+  if (ctx.state.forwardedHttps === true) return true;
   const proto = ctx.get('x-forwarded-proto').split(',')[0]?.trim().toLowerCase();
   return proto === 'https' || /(^|[;,\s])proto=https\b/i.test(ctx.get('forwarded'));
 }
@@ -305,7 +306,7 @@ export function isSecureRequest(ctx: Context): boolean {
 /** From a loopback socket with no forwarding header (so not relayed by a proxy on this machine). */
 export function isLocalRequest(ctx: Context): boolean {
   if (!LOOPBACK_SOCKETS.has(ctx.req.socket.remoteAddress ?? '')) return false;
-  return FORWARDING_HEADERS.every((h) => ctx.headers[h] === undefined);
+  return ctx.state.forwarded !== true && FORWARDING_HEADERS.every((h) => ctx.headers[h] === undefined);
 }
 
 function stringField(body: Record<string, unknown>, name: string, max: number): string {

@@ -9,6 +9,7 @@ import type { Context } from 'koa';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createConsoleLogger } from '../../core/services.ts';
 import type { SessionInfo } from '../../server/access.ts';
+import { hashPassword } from '../../server/auth/passwords.ts';
 import type { SettingsAuditEntry } from '../../server/routes/settings.ts';
 import { bearer, call, createKey, startApiServer, type ApiServer } from './helpers/api-server.ts';
 import { listenOnLoopback } from '../helpers/listen.ts';
@@ -107,7 +108,7 @@ describe('settings over HTTP', () => {
     assert.equal(bad.status, 400);
     assert.match(bad.body.message, /llm: unknown property "colour"/);
     assertNoSecret(bad.text, 'a 400 answer');
-    assert.ok(audits.some((a) => a.action === 'settings.change' && a.outcome === 'success' && a.actor.startsWith('key:rdk_')));
+    assert.ok(audits.some((a) => a.action === 'settings.change' && a.outcome === 'success' && a.actor.startsWith('key:')));
     assert.ok(audits.some((a) => a.outcome === 'failure' && a.details?.error === 'invalid_request'));
     assertNoSecret(JSON.stringify(audits), 'the audit entries');
     assertNoSecret(logLines.join('\n'), 'the server log');
@@ -231,6 +232,10 @@ describe('settings over HTTP', () => {
     for (const step of first.body.steps) assert.ok(step.title && step.description);
 
     await patch({ llm: null, embedding: null, git: null });
+    // The store says whether the factory credentials were changed, whoever asks.
+    const unchanged = await call(s.base, 'GET', '/api/setup', { headers: bearer(admin) });
+    assert.deepEqual(unchanged.body.steps.map((x: any) => x.done), [false, false, false]);
+    await s.kernel.store.setAdminAccount({ username: 'ops', passwordHash: await hashPassword('a long new password'), updatedAt: new Date().toISOString() });
     const none = await call(s.base, 'GET', '/api/setup', { headers: bearer(admin) });
     assert.deepEqual(none.body.steps.map((x: any) => x.done), [true, false, false]);
     await patch({ llm: { provider: 'gemini', apiKey: EMBED_KEY } });
