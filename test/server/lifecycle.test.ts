@@ -12,7 +12,7 @@ import { bearer, call, createKey, qs, startApiServer, type ApiServer, type Reply
 import { listenOnLoopback } from '../helpers/listen.ts';
 import { buildTarGz } from '../plugins/source-upload/archive-builders.ts';
 import { buildZip } from '../plugins/source-upload/archive-builders.ts';
-import { addLibrary } from '../../core/ingest.ts';
+import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { defaultPolicy } from '../../core/policy.ts';
 
 let s: ApiServer;
@@ -320,9 +320,11 @@ describe('library lifecycle routes', () => {
 
     // An expired licence never blocks deleting.
     const key = await createKey(expired.base, { role: 'admin' });
-    const gone = await call(expired.base, 'POST', '/api/admin/add', { json: { source: 'llmstxt', id: '/llmstxt/expired', spec: { url: `${siteBase}/expired.txt` } } });
-    await expired.refdesk.jobs.idle();
-    const del = await call(expired.base, 'DELETE', `/api/libraries${gone.body.libraryName}`, { headers: bearer(key) });
+    // Added before it expired (an expired licence refuses adding: 403 license_expired).
+    assertError(await call(expired.base, 'POST', '/api/admin/add', { json: { source: 'llmstxt', id: '/llmstxt/refused', spec: { url: `${siteBase}/expired.txt` } } }), 403, 'license_expired');
+    const { library: gone, job } = await addLibrary(expired.kernel, { source: 'llmstxt', id: '/llmstxt/expired', spec: { url: `${siteBase}/expired.txt` } });
+    await runIngestJob(expired.kernel, job.id);
+    const del = await call(expired.base, 'DELETE', `/api/libraries${gone.id}`, { headers: bearer(key) });
     assert.equal(del.status, 200, del.text);
   });
 
