@@ -342,7 +342,7 @@ async function cmdBackup(settings: ProcessSettings, positionals: string[], value
   try {
     if (lock && lock.mode === 'server' && lock.port) {
       process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; taking the backup through it on port ${lock.port}.\n`);
-      const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/backup?includeSecretKey=${includeSecretKey}`);
+      const res = await fetch(`http://127.0.0.1:${lock.port}/api/admin/backup?includeSecretKey=${includeSecretKey}`, { headers: await adminAuthHeaders(settings.dataDir) });
       if (!res.ok || !res.body) {
         const json = (await res.json().catch(() => ({}))) as { message?: string };
         process.stderr.write(`refdesk: backup failed: ${json.message ?? res.statusText}\n`);
