@@ -6,17 +6,9 @@
  * seed; nothing is read from disk or the network.
  */
 
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (scripts/fuzz/requests.ts): a small seeded PRNG, uniform in [0, 1). */
+export { prng as rng } from '../fuzz/requests.ts';
+import { prng as rng } from '../fuzz/requests.ts';
 
 const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'br', 'cl', 'dr', 'fl', 'gr', 'pl', 'pr', 'sk', 'sl', 'st', 'tr', 'ch', 'sh', 'th'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
