@@ -22,8 +22,8 @@ async function tarEntries(file: string): Promise<string[]> {
   return out.sort();
 }
 
-async function libraryState(base: string, id: string): Promise<string | null> {
-  const r = await httpGet(`${base}/api/admin/libraries`);
+async function libraryState(server: { base: string; adminAuth: Record<string, string> }, id: string): Promise<string | null> {
+  const r = await httpGet(`${server.base}/api/admin/libraries`, 15_000, server.adminAuth);
   return (r.body.libraries as Array<{ id: string; state: string }>).find((l) => l.id === id)?.state ?? null;
 }
 
@@ -67,7 +67,7 @@ describe('refdesk backup / restore', { timeout: 900_000, skip: hasCorpora ? fals
     // A large ingest, running while the backup is taken.
     const big = spawnRefdesk(['add', join(CORPORA_DIR, 'fastapi'), '--name', 'big'], a);
     const deadline = Date.now() + 120_000;
-    while ((await libraryState(server.base, '/docs/big').catch(() => null)) !== 'processing') {
+    while ((await libraryState(server, '/docs/big').catch(() => null)) !== 'processing') {
       assert.ok(Date.now() < deadline, `the big ingest did not start: ${big.stderr()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -116,7 +116,7 @@ describe('refdesk backup / restore', { timeout: 900_000, skip: hasCorpora ? fals
     const until = Date.now() + 300_000;
     let state: string | null = null;
     // A busy server may reset a kept-alive connection: a failed poll is retried.
-    while ((state = await libraryState(restored.base, '/docs/big').catch(() => state)) !== 'finalized') {
+    while ((state = await libraryState(restored, '/docs/big').catch(() => state)) !== 'finalized') {
       if (Date.now() > until || state === 'error') assert.fail(`big on the restored server: ${state}\n${show(await runRefdesk(['jobs', '/docs/big'], b, 60_000))}\n${restored.stderr()}`);
       await new Promise((r) => setTimeout(r, 250));
     }

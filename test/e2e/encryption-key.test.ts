@@ -49,7 +49,7 @@ describe('ENCRYPTION_KEY', { timeout: 300_000 }, () => {
     dirs.push(dir);
     const key = randomBytes(32).toString('base64');
     let server = await startServer(dir, 60_000, { ENCRYPTION_KEY: key });
-    const created = await json(server.base, 'POST', '/api/admin/keys', { name: 'ops', role: 'admin' });
+    const created = await json(server.base, 'POST', '/api/admin/keys', { name: 'ops', role: 'admin' }, server.adminAuth);
     assert.equal(created.status, 201, created.text);
     const admin = { authorization: `Bearer ${created.body.key}` };
     const set = await json(server.base, 'PATCH', '/api/settings', { llm: { provider: 'openai', apiKey: LLM_KEY } }, admin);

@@ -85,7 +85,7 @@ describe('refdesk serve with an expired or expiring licence', () => {
     const server = await startServer(dataDir, 60_000, testIssuerEnv({ days: -3, licensee: 'Lapsed Inc' }));
     try {
       await server.waitFor('stderr', /licence expired on \d{4}-\d\d-\d\d/i, 10_000);
-      const key = await fetch(`${server.base}/api/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'k' }) }).then((r) => r.json() as Promise<{ key: string }>);
+      const key = await fetch(`${server.base}/api/admin/keys`, { method: 'POST', headers: { 'content-type': 'application/json', ...server.adminAuth }, body: JSON.stringify({ name: 'k' }) }).then((r) => r.json() as Promise<{ key: string }>);
       const add = await fetch(`${server.base}/api/v2/add/llmstxt`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key.key}` },
