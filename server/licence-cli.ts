@@ -29,12 +29,15 @@ Commands:
   show [KEY]                             print a key's fields (LICENSE_KEY without KEY) and whether
                                          this installation trusts it (exit 1 when it does not)
   serve-issuer --signing-key FILE [--port N] [--host H] [--state FILE] [--per-hour N]
-                                         serve POST /api/v2/license/trial (30-day trial keys)
+               [--smtp-url URL --mail-from ADDR]
+                                         serve POST /api/v2/license/trial (30-day trial keys);
+                                         with --smtp-url (or SMTP_URL) the key is mailed (202)
   trial [--issuer URL] --email E --organization O
                                          ask an issuer for a 30-day trial key (printed on stdout)
 
 Environment: LICENSE_KEY, LICENSE_ISSUER_KEYS (trusted issuer keys, comma-separated),
-  LICENSE_TRIAL_URL (the issuer of \`trial\`, https://license.refdesk.dev by default).
+  LICENSE_TRIAL_URL (the issuer of \`trial\`, https://license.refdesk.dev by default),
+  SMTP_URL and MAIL_FROM (serve-issuer: smtp[s]://user:password@host:port and the sender).
 `;
 
 const positiveInt = (v: string | undefined, flag: string, fallback: number): number => {
@@ -129,7 +132,7 @@ function show(key: string | undefined, env: NodeJS.ProcessEnv): number {
   return ok ? 0 : 1;
 }
 
-async function serveIssuer(v: Record<string, string | boolean | undefined>): Promise<number> {
+async function serveIssuer(v: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Promise<number> {
   const keyFile = v['signing-key'] as string | undefined;
   const issuer = readSigningKey(keyFile);
   const { startIssuerServer, defaultStatePath, TRIAL_PATH } = await import('./licence-issuer.ts');
@@ -139,12 +142,22 @@ async function serveIssuer(v: Record<string, string | boolean | undefined>): Pro
   const statePath = resolve((v.state as string | undefined) ?? defaultStatePath(resolve(keyFile!)));
   const perHour = positiveInt(v['per-hour'] as string | undefined, '--per-hour', 10);
   if (perHour < 5) throw new RefdeskError('invalid_request', '--per-hour must be at least 5: people retry, and several may ask from one office address.');
-  const server = await startIssuerServer({ issuer, statePath, perHour, host, port });
+  const smtpUrl = ((v['smtp-url'] as string | undefined) ?? env.SMTP_URL ?? '').trim();
+  const mailFrom = (v['mail-from'] as string | undefined) ?? env.MAIL_FROM;
+  let mailer: import('./licence-issuer-mail.ts').TrialMailer | undefined;
+  if (smtpUrl) {
+    const { createTrialMailer } = await import('./licence-issuer-mail.ts');
+    mailer = createTrialMailer({ url: smtpUrl, from: mailFrom });
+  } else if (v['mail-from'] !== undefined) {
+    throw new RefdeskError('invalid_request', '--mail-from needs --smtp-url (or SMTP_URL): the SMTP server that sends the trial keys.');
+  }
+  const { server, handler } = await startIssuerServer({ issuer, statePath, perHour, host, port, mailer });
   const bound = server.address() as { address: string; port: number };
-  const stop = () => server.close(() => process.exit(0));
+  // Let mails being sent go out before exiting.
+  const stop = () => server.close(() => void handler.idle().finally(() => process.exit(0)));
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  process.stdout.write(`Refdesk licence issuer ${issuer.publicKey.kid} listening on port ${bound.port} (POST http://${host.includes(':') ? `[${host}]` : host}:${bound.port}${TRIAL_PATH}, trials recorded in ${statePath})\n`);
+  process.stdout.write(`Refdesk licence issuer ${issuer.publicKey.kid} listening on port ${bound.port} (POST http://${host.includes(':') ? `[${host}]` : host}:${bound.port}${TRIAL_PATH}, trials recorded in ${statePath}; ${mailer ? `keys mailed through ${mailer.describe}` : 'keys answered in the response'})\n`);
   return -1;
 }
 
@@ -169,7 +182,8 @@ async function trial(v: Record<string, string | boolean | undefined>, env: NodeJ
   }
   const body = (await res.json().catch(() => ({}))) as { licenseKey?: string; expiresAt?: string; message?: string };
   if (res.status === 202) {
-    process.stderr.write(`${body.message ?? 'The issuer mails the trial key to that address.'}\n`);
+    // The issuer mails keys: nothing on stdout, and the same words whoever asked before.
+    process.stderr.write(`The issuer mails the trial key to ${email}: ${body.message ?? 'check the inbox.'}\nWhen it arrives, set LICENSE_KEY to it (e.g. export LICENSE_KEY=...) and start refdesk serve.\n`);
     return 0;
   }
   if (!res.ok || typeof body.licenseKey !== 'string') {
@@ -198,6 +212,8 @@ export async function runLicenceCommand(argv: string[], env: NodeJS.ProcessEnv =
       host: { type: 'string' },
       state: { type: 'string' },
       'per-hour': { type: 'string' },
+      'smtp-url': { type: 'string' },
+      'mail-from': { type: 'string' },
       issuer: { type: 'string' },
       organization: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -216,7 +232,7 @@ export async function runLicenceCommand(argv: string[], env: NodeJS.ProcessEnv =
     case 'show':
       return show(rest[0], env);
     case 'serve-issuer':
-      return serveIssuer(values);
+      return serveIssuer(values, env);
     case 'trial':
       return trial(values, env);
     default:

@@ -8,6 +8,14 @@
  *     409 already_exists            this email (compared case-insensitively) already had a trial
  *     429 rate_limit_exceeded       too many requests from this address this hour (Retry-After)
  *
+ * With a mailer (SMTP settings: server/licence-issuer-mail.ts) the key is mailed to the address
+ * instead, and every valid request answers the same 202 {message}, byte for byte: a new email, an
+ * email that already had its trial (its key is mailed again, at most once a day) and an email
+ * mailed within the last day (nothing sent). So the answer never tells who asked before. The mail
+ * goes out after the answer; a refused or failed send is logged (redacted) and the daily mark is
+ * taken back so a later request can retry. The per-client-address 429 stays: it is decided before
+ * the body is read, so it says nothing about any email.
+ *
  * The issued trials are kept in a small JSON file (beside the signing key unless `statePath`),
  * written atomically (temp file, fsync, rename) before the key is answered. Requests are handled
  * one at a time, so two requests for one email cannot both get a key.
@@ -18,11 +26,16 @@ import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { addDays, signLicence, type IssuerKeyPair } from '../core/licence.ts';
 import { RefdeskError } from '../core/errors.ts';
+import type { TrialMailer } from './licence-issuer-mail.ts';
 
 export const TRIAL_DAYS = 30;
 export const TRIAL_PATH = '/api/v2/license/trial';
 const MAX_BODY = 16 * 1024;
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The one answer to every valid trial request when keys are mailed. */
+export const MAILED_MESSAGE = 'If this address can have a trial, its key is on its way there by email (one trial per email address; a repeated request mails it again at most once a day). Check the inbox and the spam folder.';
 
 export interface IssuerOptions {
   issuer: IssuerKeyPair;
@@ -32,12 +45,25 @@ export interface IssuerOptions {
   perHour?: number;
   days?: number;
   now?: () => Date;
+  /** Mail the keys (202 answers) instead of answering them (201). */
+  mailer?: TrialMailer;
+  /** The issuer log (default: info on stdout, errors on stderr). */
+  log?: (level: 'info' | 'error', line: string) => void;
 }
+
+export type IssuerHandler = ((req: IncomingMessage, res: ServerResponse) => void) & {
+  /** Resolves when no mail is being sent (for a clean shutdown). */
+  idle(): Promise<void>;
+};
+
+const defaultLog = (level: 'info' | 'error', line: string) => (level === 'error' ? process.stderr : process.stdout).write(`licence issuer: ${line}\n`);
 
 interface TrialRecord {
   organization: string;
   issuedAt: string;
   expiresAt: string;
+  /** When the key was last mailed (mailing issuers only). */
+  mailedAt?: string;
 }
 
 interface IssuerState {
@@ -147,11 +173,43 @@ class AddressLimiter {
 }
 
 /** The issuer's request handler (no listening: see startIssuerServer). */
-export function issuerHandler(opts: IssuerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function issuerHandler(opts: IssuerOptions): IssuerHandler {
   const now = opts.now ?? (() => new Date());
   const limiter = new AddressLimiter(opts.perHour ?? 10);
   const days = opts.days ?? TRIAL_DAYS;
+  const log = opts.log ?? defaultLog;
   let queue: Promise<unknown> = Promise.resolve();
+  const sending = new Set<Promise<void>>();
+
+  /** Runs fn after every earlier record change: one at a time. */
+  function serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = queue.then(fn);
+    queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Sends in the background; on failure takes the daily mark back (if still ours) so a retry can mail. */
+  function mailInBackground(mailer: TrialMailer, id: string, to: string, record: TrialRecord, licenseKey: string): void {
+    const mark = record.mailedAt;
+    const p = mailer
+      .send({ to, organization: record.organization, licenseKey, expiresAt: record.expiresAt })
+      .then(
+        () => log('info', `mailed the trial key for ${id} (${record.organization})`),
+        async (e: unknown) => {
+          log('error', `could not mail the trial key for ${id} through ${mailer.describe}: ${mailer.redact((e as Error).message)}`);
+          await serial(async () => {
+            const state = await readState(opts.statePath);
+            const rec = state.trials[id];
+            if (rec && rec.mailedAt === mark) {
+              delete rec.mailedAt;
+              await writeState(opts.statePath, state);
+            }
+          }).catch((err: unknown) => log('error', `could not update ${opts.statePath}: ${(err as Error).message}`));
+        },
+      )
+      .finally(() => sending.delete(p));
+    sending.add(p);
+  }
 
   async function trial(req: IncomingMessage): Promise<{ status: number; body: unknown }> {
     const limit = limiter.take(req.socket.remoteAddress ?? 'unknown', now().getTime());
@@ -174,8 +232,33 @@ export function issuerHandler(opts: IssuerOptions): (req: IncomingMessage, res: 
     const organization = typeof rawOrg === 'string' ? rawOrg.trim() : '';
     if (!organization || organization.length > 200) throw new HttpError(400, 'invalid_request', 'Give the organization the trial is for in "organization" (1 to 200 characters).');
     const id = email.toLowerCase();
+    const mailer = opts.mailer;
+    if (mailer) {
+      return serial(async () => {
+        const state = await readState(opts.statePath);
+        const at = now();
+        let rec = state.trials[id];
+        if (rec?.mailedAt && at.getTime() - Date.parse(rec.mailedAt) < DAY_MS) {
+          log('info', `${id} asked again; its trial key was mailed less than a day ago, not sent again`);
+        } else {
+          if (!rec) {
+            const expiresAt = addDays(at, days);
+            rec = { organization, issuedAt: at.toISOString(), expiresAt: expiresAt.toISOString() };
+            state.trials[id] = rec;
+          } else {
+            log('info', `${id} asked again; mailing its trial key again`);
+          }
+          // Ed25519 signatures are deterministic: the same record signs to the same key.
+          const licenseKey = signLicence(opts.issuer, { licensee: rec.organization, email: id, plan: 'trial', trial: true, issuedAt: new Date(rec.issuedAt), expiresAt: new Date(rec.expiresAt) });
+          rec.mailedAt = at.toISOString();
+          await writeState(opts.statePath, state);
+          mailInBackground(mailer, id, email, rec, licenseKey);
+        }
+        return { status: 202, body: { message: MAILED_MESSAGE } };
+      });
+    }
     // One at a time from here: check the record, sign, write the record, answer.
-    const run = queue.then(async () => {
+    return serial(async () => {
       const state = await readState(opts.statePath);
       if (state.trials[id]) throw new HttpError(409, 'already_exists', 'This email address already had a trial key; one trial per email. Contact sales for a licence.');
       const issuedAt = now();
@@ -185,11 +268,9 @@ export function issuerHandler(opts: IssuerOptions): (req: IncomingMessage, res: 
       await writeState(opts.statePath, state);
       return { status: 201, body: { licenseKey, expiresAt: expiresAt.toISOString() } };
     });
-    queue = run.catch(() => {});
-    return run;
   }
 
-  return (req, res) => {
+  const handler = ((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== TRIAL_PATH) {
       req.resume();
@@ -204,21 +285,27 @@ export function issuerHandler(opts: IssuerOptions): (req: IncomingMessage, res: 
       (e: unknown) => {
         req.resume();
         if (e instanceof HttpError) return send(res, e.status, { error: e.code, message: e.message }, e.headers);
-        process.stderr.write(`licence issuer: ${(e as Error).message}\n`);
+        log('error', opts.mailer ? opts.mailer.redact((e as Error).message) : (e as Error).message);
         send(res, 500, { error: 'internal_error', message: 'The issuer could not record the trial; try again later.' });
       },
     );
+  }) as IssuerHandler;
+  handler.idle = async () => {
+    while (sending.size > 0) await Promise.allSettled([...sending]);
+    await queue;
   };
+  return handler;
 }
 
 /** Starts the issuer on host:port; resolves once it listens. */
-export async function startIssuerServer(opts: IssuerOptions & { host: string; port: number }): Promise<Server> {
+export async function startIssuerServer(opts: IssuerOptions & { host: string; port: number }): Promise<{ server: Server; handler: IssuerHandler }> {
   // Fail at start, not at the first request, when the record cannot be read.
   await readState(opts.statePath);
-  const server = createServer(issuerHandler(opts));
+  const handler = issuerHandler(opts);
+  const server = createServer(handler);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
   });
-  return server;
+  return { server, handler };
 }
