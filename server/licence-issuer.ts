@@ -238,22 +238,23 @@ export function issuerHandler(opts: IssuerOptions): IssuerHandler {
         const state = await readState(opts.statePath);
         const at = now();
         let rec = state.trials[id];
-        if (rec?.mailedAt && at.getTime() - Date.parse(rec.mailedAt) < DAY_MS) {
-          log('info', `${id} asked again; its trial key was mailed less than a day ago, not sent again`);
-        } else {
-          if (!rec) {
-            const expiresAt = addDays(at, days);
-            rec = { organization, issuedAt: at.toISOString(), expiresAt: expiresAt.toISOString() };
-            state.trials[id] = rec;
-          } else {
-            log('info', `${id} asked again; mailing its trial key again`);
-          }
-          // Ed25519 signatures are deterministic: the same record signs to the same key.
-          const licenseKey = signLicence(opts.issuer, { licensee: rec.organization, email: id, plan: 'trial', trial: true, issuedAt: new Date(rec.issuedAt), expiresAt: new Date(rec.expiresAt) });
-          rec.mailedAt = at.toISOString();
-          await writeState(opts.statePath, state);
-          mailInBackground(mailer, id, email, rec, licenseKey);
+        const isNew = !rec;
+        if (!rec) {
+          rec = { organization, issuedAt: at.toISOString(), expiresAt: addDays(at, days).toISOString() };
+          state.trials[id] = rec;
         }
+        // Ed25519 signatures are deterministic: the same record signs to the same key. Signed and
+        // written whether or not it is mailed, so the answer takes about as long either way.
+        const licenseKey = signLicence(opts.issuer, { licensee: rec.organization, email: id, plan: 'trial', trial: true, issuedAt: new Date(rec.issuedAt), expiresAt: new Date(rec.expiresAt) });
+        const mailNow = !(rec.mailedAt && at.getTime() - Date.parse(rec.mailedAt) < DAY_MS);
+        if (mailNow) {
+          if (!isNew) log('info', `${id} asked again; mailing its trial key again`);
+          rec.mailedAt = at.toISOString();
+        } else {
+          log('info', `${id} asked again; its trial key was mailed less than a day ago, not sent again`);
+        }
+        await writeState(opts.statePath, state);
+        if (mailNow) mailInBackground(mailer, id, email, rec, licenseKey);
         return { status: 202, body: { message: MAILED_MESSAGE } };
       });
     }
