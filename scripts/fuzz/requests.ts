@@ -262,6 +262,7 @@ export function listRoutes(): Route[] {
         { git: { hosts: [{ host: d.pick(['git.example.invalid', 'https://x/y', '']), provider: d.pick(['gitlab', 'svn']) }] } },
         { mcp: { requireKey: 'no' } },
         { llm: null, embedding: null },
+        { uploads: d.chance(0.2) ? null : { maxBytes: d.pick<unknown>([4096, 1_000_000, null, 0, -1, 1.5, 'x', 1e12]), maxFiles: d.pick<unknown>([1, 50, null, 0, 'many']) } },
       ]),
     },
     { method: 'POST', path: '/api/settings/test', kind: 'json', auth: 'admin', body: (d) => ({ timeoutMs: d.pick([200, 0, 'x']) }) },
