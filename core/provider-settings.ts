@@ -71,6 +71,10 @@ export interface SecretView {
 // The change's schema
 // ---------------------------------------------------------------------------------------------
 
+/** The largest upload limits the settings take (10 GiB, 100,000 files). */
+export const UPLOAD_MAX_BYTES_CAP = 10 * 1024 ** 3;
+export const UPLOAD_MAX_FILES_CAP = 100_000;
+
 const secret = { type: ['string', 'null'], minLength: 1, maxLength: 4000, writeOnly: true };
 const text = (max: number) => ({ type: ['string', 'null'], minLength: 1, maxLength: max });
 
@@ -122,6 +126,15 @@ export const settingsPatchSchema: JsonSchema = {
       properties: { parse: { type: 'boolean' }, refresh: { type: 'boolean' }, delete: { type: 'boolean' }, supportBundle: { type: 'boolean' } },
     },
     mcp: { type: 'object', additionalProperties: false, properties: { requireKey: { type: 'boolean' } } },
+    // Limits of POST /api/libraries/upload; null (or the section null) falls back to the config's uploads.*.
+    uploads: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: {
+        maxBytes: { type: ['integer', 'null'], minimum: 1, maximum: UPLOAD_MAX_BYTES_CAP },
+        maxFiles: { type: ['integer', 'null'], minimum: 1, maximum: UPLOAD_MAX_FILES_CAP },
+      },
+    },
   },
 };
 
@@ -137,6 +150,7 @@ export interface SettingsPatch {
   git?: GitPatch | null;
   anonymous?: Partial<Record<'parse' | 'refresh' | 'delete' | 'supportBundle', boolean>>;
   mcp?: { requireKey?: boolean };
+  uploads?: { maxBytes?: number | null; maxFiles?: number | null } | null;
 }
 
 /** At most this many problems are listed, each cut to PROBLEM_CHARS (a body may name 50,000 unknown fields). */
@@ -154,7 +168,7 @@ const HOST_RE = /^(?=.{1,253}(:|$))[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z
 
 /** Checks a change against the schema (400 naming every bad field; values are never echoed). */
 export function validateSettingsPatch(body: unknown): SettingsPatch {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) invalid(['the body must be a JSON object of settings sections (llm, embedding, git, anonymous, mcp)']);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) invalid(['the body must be a JSON object of settings sections (llm, embedding, git, anonymous, mcp, uploads)']);
   const problems = validate(settingsPatchSchema, body, '');
   if (problems.length) invalid(problems.map((p) => p.replace(/^\./, '')));
   const patch = body as SettingsPatch;

@@ -1,6 +1,6 @@
 /**
  * Persisted server settings, kept in the Store (`getSetting`/`setSetting`): the access policy,
- * `mcp.requireKey`, the anonymous permissions, and the model providers and git tokens (secrets
+ * `mcp.requireKey`, the anonymous permissions, the upload limits, and the model providers and git tokens (secrets
  * sealed; shapes and rules in core/provider-settings.ts). Plain functions over a Store, so the server, the CLI and the MCP endpoint
  * read the same values.
  */
@@ -56,6 +56,28 @@ export async function getAnonymousPermissions(store: Store): Promise<Record<Anon
   return Object.fromEntries(ANONYMOUS_PERMISSIONS.map((p) => [p, obj[p] === true])) as Record<AnonymousPermission, boolean>;
 }
 
+/** Setting `uploads`: limits of POST /api/libraries/upload that win over the config's `uploads.*`. */
+export const UPLOADS_SETTING = 'uploads';
+
+export interface UploadLimits {
+  maxBytes: number;
+  maxFiles: number;
+}
+
+/** The upload limits the settings hold (null: not set, the config's value applies). */
+export async function getStoredUploadLimits(store: Store): Promise<{ maxBytes: number | null; maxFiles: number | null }> {
+  const raw = await store.getSetting(UPLOADS_SETTING);
+  const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  const limit = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : null);
+  return { maxBytes: limit(obj.maxBytes), maxFiles: limit(obj.maxFiles) };
+}
+
+/** The upload limits in force: each one from the settings when set there, else from `defaults` (the config). */
+export async function getUploadLimits(store: Store, defaults: UploadLimits): Promise<UploadLimits> {
+  const stored = await getStoredUploadLimits(store);
+  return { maxBytes: stored.maxBytes ?? defaults.maxBytes, maxFiles: stored.maxFiles ?? defaults.maxFiles };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Providers, git tokens and permissions (GET/PATCH /api/settings). Each section is its own
 // setting (`llm`, `embedding`, `git`, `anonymous`, `mcp.requireKey`); secrets inside are sealed.
@@ -93,6 +115,7 @@ export async function getSettingsView(store: Store, box: SecretBox): Promise<Rec
     git: gitView(stored.git, box),
     anonymous: await getAnonymousPermissions(store),
     mcp: { requireKey: await getMcpRequireKey(store) },
+    uploads: await getStoredUploadLimits(store),
     effective,
   };
 }
@@ -124,6 +147,17 @@ export async function patchSettings(store: Store, box: SecretBox, body: unknown)
   if (patch.mcp?.requireKey !== undefined) {
     if ((await getMcpRequireKey(store)) !== patch.mcp.requireKey) changed.push('mcp.requireKey');
     await setMcpRequireKey(store, patch.mcp.requireKey);
+  }
+  if (patch.uploads !== undefined) {
+    const now = await getStoredUploadLimits(store);
+    const next = { ...now };
+    for (const k of ['maxBytes', 'maxFiles'] as const) {
+      const v = patch.uploads === null ? null : patch.uploads[k];
+      if (v === undefined) continue;
+      if (now[k] !== v) changed.push(`uploads.${k}`);
+      next[k] = v;
+    }
+    await store.setSetting(UPLOADS_SETTING, next);
   }
   return { changed, cleared: merged.cleared };
 }

@@ -1,7 +1,7 @@
 /**
  * Fuzzes the real server: starts `refdesk serve` as a child process on a temporary data
  * directory (loopback only) with a small library indexed, sends generated requests over every
- * route and method (scripts/fuzz/requests.ts) on raw sockets, and prints JSON: answers by status
+ * route and method (scripts/fuzz/requests.ts, the operator routes of issue 19 included, some with an admin key) on raw sockets, and prints JSON: answers by status
  * class, the answers >= 500 (with the first few requests that got them), errors the server
  * logged, and whether the process stayed alive. Exits 1 on any 5xx, logged request failure,
  * unhandled rejection or crash.
@@ -164,7 +164,8 @@ async function main(): Promise<void> {
     const cli = { authorization: `Bearer ${readFileSync(join(dataDir, 'cli-token'), 'utf8').trim()}` };
     const memberKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-member' }, cli)).key as string;
     const adminKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-admin', role: 'admin' }, cli)).key as string;
-    const ctx: FuzzContext = { port, memberKey, adminKey, libraryId };
+    const jobIds = ((await (await fetch(`http://127.0.0.1:${port}/api/jobs`, { headers: cli })).json()) as { jobs?: Array<{ id: string }> }).jobs?.map((j) => j.id) ?? [];
+    const ctx: FuzzContext = { port, memberKey, adminKey, libraryId, jobIds };
     const check = await fetch(`http://127.0.0.1:${port}/api/v2/context?libraryId=${libraryId}&query=install&type=json`, { headers: { authorization: `Bearer ${memberKey}` } });
     const checkBody = (await check.json()) as { codeSnippets?: unknown[]; infoSnippets?: unknown[] };
     const snippets = (checkBody.codeSnippets?.length ?? 0) + (checkBody.infoSnippets?.length ?? 0);

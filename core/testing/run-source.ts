@@ -7,7 +7,7 @@ import { lineMapProblems } from '../includes/line-map.ts';
 export interface RunSourceResult {
   documents: SourceDocument[];
   /** The job log lines the source wrote through `ctx.log`, in order. */
-  logs: Array<{ level: LogLevel; message: string }>;
+  logs: Array<{ level: LogLevel; message: string; path?: string }>;
   /** Every `ctx.progress` report, in order. */
   progress: IngestProgress[];
   /** The library metadata the source reported through `ctx.setLibraryMeta`, merged in call order. */
@@ -34,8 +34,8 @@ export async function runSource(
     spec,
     signal: opts.signal ?? new AbortController().signal,
     previous: opts.previous ?? new Map(),
-    log(level, message) {
-      logs.push({ level, message });
+    log(level, message, fields) {
+      logs.push({ level, message, ...(fields?.path !== undefined ? { path: fields.path } : {}) });
     },
     progress(p) {
       progress.push({ ...p });

@@ -56,7 +56,8 @@ export interface ConfluenceApi {
    */
   listPages(space: SpaceInfo, withBodies: boolean, limit: number): Promise<PageListing>;
   /** One page with its body. */
-  getPage(id: string): Promise<PageInfo>;
+  /** One page with its body; `path` (its document path) goes on the job log lines of the request. */
+  getPage(id: string, path?: string): Promise<PageInfo>;
 }
 
 export interface ApiSettings {
@@ -156,9 +157,9 @@ export class CloudApi implements ConfluenceApi {
     return { pages, requests };
   }
 
-  async getPage(id: string): Promise<PageInfo> {
+  async getPage(id: string, path?: string): Promise<PageInfo> {
     const what = `page ${id}`;
-    const res = await this.http.getJson<V2Page>(`${this.v2}/pages/${encodeURIComponent(id)}?body-format=storage`, { what, notFound: pageGone(this.target, id) });
+    const res = await this.http.getJson<V2Page>(`${this.v2}/pages/${encodeURIComponent(id)}?body-format=storage`, { what, notFound: pageGone(this.target, id), path });
     return this.page(res, true, what);
   }
 
@@ -267,11 +268,12 @@ export class ServerApi implements ConfluenceApi {
     return { pages, requests };
   }
 
-  async getPage(id: string): Promise<PageInfo> {
+  async getPage(id: string, path?: string): Promise<PageInfo> {
     const what = `page ${id}`;
     const res = await this.http.getJson<V1Content>(`${this.v1}/content/${encodeURIComponent(id)}?expand=body.storage,version,ancestors`, {
       what,
       notFound: pageGone(this.target, id),
+      path,
     });
     return this.page(res, true, what);
   }

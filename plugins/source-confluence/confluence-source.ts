@@ -66,7 +66,7 @@ export class ConfluenceSource implements Source {
   async *read(ctx: SourceContext): AsyncGenerator<SourceDocument> {
     const target = parseConfluenceSpec(ctx.spec);
     ctx.signal.throwIfAborted();
-    const http = new ConfluenceHttp(this.deps.fetch, target, this.options, ctx.signal, (m) => ctx.log('warn', m));
+    const http = new ConfluenceHttp(this.deps.fetch, target, this.options, ctx.signal, (m, fields) => ctx.log('warn', m, fields));
     const settings = { pageSize: this.options.pageSize };
     const api: ConfluenceApi = target.deployment === 'cloud' ? new CloudApi(http, target, settings) : new ServerApi(http, target, settings);
     const urls = new SiteUrls(target);
@@ -123,7 +123,7 @@ export class ConfluenceSource implements Source {
         };
         continue;
       }
-      const full = bodies.get(p.page.id) ?? (await api.getPage(p.page.id));
+      const full = bodies.get(p.page.id) ?? (await api.getPage(p.page.id, p.path));
       const content = pageMarkdown(space.name, p.trail, p.page.title, full.body ?? '', {
         pageUrl,
         attachmentUrl: (file) => urls.attachment(p.page.id, file),

@@ -16,6 +16,8 @@ export interface RequestPurpose {
   what: string;
   /** The error to throw on HTTP 404 (Confluence also answers 404 for what the account cannot see). */
   notFound?: () => RefdeskError;
+  /** The document path of the page the request is for (one page's body), for its job log lines. */
+  path?: string;
 }
 
 
@@ -28,7 +30,7 @@ export class ConfluenceHttp {
     private readonly target: ConfluenceTarget,
     private readonly options: Pick<ConfluenceOptions, 'maxAttempts' | 'retryBaseMs' | 'maxRetryWaitMs'>,
     private readonly signal: AbortSignal,
-    private readonly warn: (message: string) => void,
+    private readonly warn: (message: string, fields?: { path?: string }) => void,
   ) {}
 
   /**
@@ -63,6 +65,7 @@ export class ConfluenceHttp {
               status
                 ? `Confluence answered HTTP ${status} for ${purpose.what}; retrying in ${delayMs} ms`
                 : `Confluence at ${this.target.origin} could not be reached (${reason}); retrying in ${delayMs} ms`,
+              purpose.path ? { path: purpose.path } : undefined,
             );
           },
         },

@@ -67,11 +67,12 @@ export class LlmsTxtSource implements Source {
     this.policy = deps.policy ?? DEFAULT_NETWORK_POLICY;
   }
 
-  private retry(ctx: SourceContext): RetryOptions {
+  /** Retries of one fetch; `path` (the page's document path) goes on its job log lines. */
+  private retry(ctx: SourceContext, path?: string): RetryOptions {
     return {
       policy: { attempts: this.options.retryAttempts, baseDelayMs: this.options.retryBaseDelayMs },
       signal: ctx.signal,
-      onRetry: ({ attempt, delayMs, reason }) => ctx.log('warn', `retrying (attempt ${attempt + 1} of ${this.options.retryAttempts}) in ${delayMs} ms: ${reason}`),
+      onRetry: ({ attempt, delayMs, reason }) => ctx.log('warn', `retrying (attempt ${attempt + 1} of ${this.options.retryAttempts}) in ${delayMs} ms: ${reason}`, path ? { path } : undefined),
     };
   }
 
@@ -89,10 +90,10 @@ export class LlmsTxtSource implements Source {
       this.fetch,
       rootUrl,
       { headers: { accept: 'text/markdown, text/plain;q=0.9, */*;q=0.1', ...conditional } },
-      this.retry(ctx),
+      this.retry(ctx, rootPath),
     );
     if (res.status === 304 && Object.keys(conditional).length > 0) {
-      ctx.log('info', `${displayUrl(rootUrl)} is unchanged (HTTP 304): reusing its ${ctx.previous.size} documents`);
+      ctx.log('info', `${displayUrl(rootUrl)} is unchanged (HTTP 304): reusing its ${ctx.previous.size} documents`, { path: rootPath });
       for (const [path, prev] of ctx.previous) {
         ctx.signal.throwIfAborted();
         yield { path, format: 'markdown', content: '', unchanged: true, hash: prev.hash, meta: { ...prev.meta } };
@@ -117,13 +118,13 @@ export class LlmsTxtSource implements Source {
     yield* this.readIndex(ctx, parsed, links, text, rootUrl, rootPath, rootMeta);
   }
 
-  private logSkippedLines(ctx: SourceContext, parsed: LlmsTxt, rootUrl: string): void {
+  private logSkippedLines(ctx: SourceContext, parsed: LlmsTxt, rootUrl: string, rootPath: string): void {
     const { skipped } = parsed;
     for (const s of skipped.slice(0, SKIPPED_LINES_LOGGED)) {
-      ctx.log('warn', `skipped line ${s.line} of ${displayUrl(rootUrl)}: ${s.reason}: ${JSON.stringify(s.text)}`);
+      ctx.log('warn', `skipped line ${s.line} of ${displayUrl(rootUrl)}: ${s.reason}: ${JSON.stringify(s.text)}`, { path: rootPath });
     }
     if (skipped.length > SKIPPED_LINES_LOGGED) {
-      ctx.log('warn', `skipped ${skipped.length - SKIPPED_LINES_LOGGED} more lines of ${displayUrl(rootUrl)}`);
+      ctx.log('warn', `skipped ${skipped.length - SKIPPED_LINES_LOGGED} more lines of ${displayUrl(rootUrl)}`, { path: rootPath });
     }
   }
 
@@ -136,8 +137,8 @@ export class LlmsTxtSource implements Source {
     rootPath: string,
     rootMeta: Record<string, string>,
   ): AsyncGenerator<SourceDocument> {
-    this.logSkippedLines(ctx, parsed, rootUrl);
-    if (!parsed.title) ctx.log('warn', `${displayUrl(rootUrl)} has no H1 title; the format requires one (reading its links anyway)`);
+    this.logSkippedLines(ctx, parsed, rootUrl, rootPath);
+    if (!parsed.title) ctx.log('warn', `${displayUrl(rootUrl)} has no H1 title; the format requires one (reading its links anyway)`, { path: rootPath });
     // The project's own name (the H1) and its blockquote summary; a site's llms.txt is its own.
     ctx.setLibraryMeta?.({ title: parsed.title || undefined, description: plainInline(parsed.summary) || undefined, official: true });
     const sections = parsed.sections.map((s) => `${s.name || '(before the first section)'} (${s.links.length})`).join(', ');
@@ -182,7 +183,7 @@ export class LlmsTxtSource implements Source {
       const batch = planned.slice(i, i + window);
       const results = await Promise.all(
         batch.map(({ link, path }) =>
-          fetchPage({ url: link.url, title: link.title, description: link.description, previous: ctx.previous.get(path) }, env).catch((e: unknown): PageResult | { kind: 'failed'; reason: string } => {
+          fetchPage({ url: link.url, title: link.title, description: link.description, previous: ctx.previous.get(path) }, { ...env, retry: this.retry(ctx, path) }).catch((e: unknown): PageResult | { kind: 'failed'; reason: string } => {
             // One link that cannot be read (refused by the address policy, timing out, a server
             // that keeps failing) does not fail the build: it is logged and the rest is read.
             if (ctx.signal.aborted || !isRefdeskError(e)) throw e;
@@ -200,19 +201,19 @@ export class LlmsTxtSource implements Source {
             // A refresh keeps the copy of the previous build rather than losing the page.
             unchanged++;
             files++;
-            ctx.log('warn', `could not read "${link.title}" (${displayUrl(link.url)}, line ${link.line}); kept the copy of the previous build: ${r.reason}`);
+            ctx.log('warn', `could not read "${link.title}" (${displayUrl(link.url)}, line ${link.line}); kept the copy of the previous build: ${r.reason}`, { path });
             yield { path, url: link.url, format: 'markdown', content: '', title: link.title, unchanged: true, hash: prev.hash, meta: { ...prev.meta } };
             continue;
           }
           skipped++;
           failures.push(`${displayUrl(link.url)}: ${r.reason}`);
-          ctx.log('warn', `skipped "${link.title}" (${displayUrl(link.url)}, line ${link.line}): ${r.reason}`);
+          ctx.log('warn', `skipped "${link.title}" (${displayUrl(link.url)}, line ${link.line}): ${r.reason}`, { path });
           continue;
         }
         if (r.kind === 'skip') {
           skipped++;
           failures.push(`${displayUrl(link.url)}: ${r.reason}`);
-          ctx.log('warn', `skipped "${link.title}" (${displayUrl(link.url)}, line ${link.line}): ${r.reason}`);
+          ctx.log('warn', `skipped "${link.title}" (${displayUrl(link.url)}, line ${link.line}): ${r.reason}`, { path });
           continue;
         }
         const sectionMeta: Record<string, string> = { section: link.section, ...(link.optional ? { optional: 'true' } : {}) };
@@ -286,17 +287,19 @@ export class LlmsTxtSource implements Source {
     let files = 1;
     for (const part of parts) {
       ctx.signal.throwIfAborted();
-      if (!part.content.trim()) {
-        ctx.log('warn', `skipped the empty document "${part.title}"`);
-        continue;
-      }
       let url = '';
       try {
         url = part.url ? new URL(part.url, rootUrl).href : '';
       } catch {
         url = '';
       }
-      const path = uniquePath(url ? pagePath(url, rootUrl) : `${rootPath}/${slug(part.title)}`, taken);
+      const wanted = url ? pagePath(url, rootUrl) : `${rootPath}/${slug(part.title)}`;
+      if (!part.content.trim()) {
+        // The path it would have had (not taken: an empty document holds no path).
+        ctx.log('warn', `skipped the empty document "${part.title}"`, { path: wanted });
+        continue;
+      }
+      const path = uniquePath(wanted, taken);
       const lang = url ? codeLanguage(new URL(url).pathname) : null;
       const content = lang && !part.content.trimStart().startsWith('```')
         ? `# ${part.title}\n\n${part.description ? part.description + '\n\n' : ''}\`\`\`${lang}\n${part.content}\n\`\`\`\n`

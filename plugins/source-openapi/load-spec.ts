@@ -35,7 +35,7 @@ function tooLarge(what: string, max: number): RefdeskError {
 export async function fetchSpec(
   fetch: Fetch,
   rawUrl: string,
-  opts: { maxBytes: number; attempts: number; signal: AbortSignal; validators?: Validators; log?(m: string): void },
+  opts: { maxBytes: number; attempts: number; signal: AbortSignal; validators?: Validators; /** A job log line; `path` is the spec's address as shown. */ log?(m: string, path?: string): void },
 ): Promise<LoadedSpec> {
   let url: URL;
   try {
@@ -61,7 +61,7 @@ export async function fetchSpec(
     {
       policy: { attempts: opts.attempts, baseDelayMs: 250 },
       signal: opts.signal,
-      onRetry: ({ attempt, reason }) => opts.log?.(`retrying ${shown} (attempt ${attempt + 1} of ${opts.attempts}): ${reason}`),
+      onRetry: ({ attempt, reason }) => opts.log?.(`retrying ${shown} (attempt ${attempt + 1} of ${opts.attempts}): ${reason}`, shown),
     },
   );
   if (res.status === 304) {

@@ -81,20 +81,20 @@ export class OpenApiSource implements Source {
           attempts: this.options.fetchAttempts,
           signal: ctx.signal,
           validators: sameRenderer ? before ?? undefined : undefined,
-          log: (m) => ctx.log('warn', m),
+          log: (m, path) => ctx.log('warn', m, path ? { path } : undefined),
         })
       : await readUploadedSpec(this.uploadsDir, spec.path!, this.options.maxSpecBytes);
     ctx.signal.throwIfAborted();
 
     if (loaded.notModified) {
-      ctx.log('info', `the spec at ${loaded.location} is not modified (HTTP 304): keeping the ${ctx.previous.size} documents of the previous build`);
+      ctx.log('info', `the spec at ${loaded.location} is not modified (HTTP 304): keeping the ${ctx.previous.size} documents of the previous build`, { path: loaded.location });
       yield* this.unchanged(ctx);
       return;
     }
     ctx.progress({ bytes: loaded.bytes.length, message: `read ${loaded.bytes.length} bytes of spec` });
     const specHash = sha256(loaded.bytes);
     if (sameRenderer && before?.specHash === specHash) {
-      ctx.log('info', `the spec at ${loaded.location} has not changed (same content hash): keeping the ${ctx.previous.size} documents of the previous build`);
+      ctx.log('info', `the spec at ${loaded.location} has not changed (same content hash): keeping the ${ctx.previous.size} documents of the previous build`, { path: loaded.location });
       yield* this.unchanged(ctx);
       return;
     }
@@ -116,7 +116,7 @@ export class OpenApiSource implements Source {
     // The API's own name and summary: info.title, the first paragraph of info.description.
     ctx.setLibraryMeta?.({ title: model.title || undefined, description: markdownMeta(model.description).description });
     const docs = renderApi(model, parsed.schemaNames, spec.url ? loaded.location : `the uploaded file ${loaded.location}`);
-    ctx.log('info', `${parsed.version}: ${model.operationCount} operations in ${model.tags.length} tags, validated and rendered in ${Date.now() - started} ms`);
+    ctx.log('info', `${parsed.version}: ${model.operationCount} operations in ${model.tags.length} tags, validated and rendered in ${Date.now() - started} ms`, { path: loaded.location });
     const meta: Record<string, string> = {
       specHash,
       render: RENDER_VERSION,

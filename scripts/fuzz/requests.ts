@@ -27,6 +27,8 @@ export interface FuzzContext {
   adminKey: string;
   /** The library indexed before the run (context answers are real). */
   libraryId: string;
+  /** Jobs that exist on the server (its indexing job), for the /api/jobs/{id} routes. */
+  jobIds?: string[];
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed. */
@@ -60,8 +62,11 @@ interface Route {
   method: string;
   path: string;
   kind: 'none' | 'json' | 'multipart' | 'binary' | 'mcp';
-  auth: 'none' | 'member' | 'admin';
+  /** any: anonymous, a member key or an admin key, at random (routes whose answer depends on who asks). */
+  auth: 'none' | 'member' | 'admin' | 'any';
   query?: (d: Dice, c: FuzzContext) => Record<string, string>;
+  /** The library path put for `:lib` (a slash path such as /docs/fuzzlib). */
+  lib?: (d: Dice) => string;
   body?: (d: Dice, c: FuzzContext) => unknown;
 }
 
@@ -257,16 +262,73 @@ export function listRoutes(): Route[] {
         { git: { hosts: [{ host: d.pick(['git.example.invalid', 'https://x/y', '']), provider: d.pick(['gitlab', 'svn']) }] } },
         { mcp: { requireKey: 'no' } },
         { llm: null, embedding: null },
+        { uploads: d.chance(0.2) ? null : { maxBytes: d.pick<unknown>([4096, 1_000_000, null, 0, -1, 1.5, 'x', 1e12]), maxFiles: d.pick<unknown>([1, 50, null, 0, 'many']) } },
       ]),
     },
     { method: 'POST', path: '/api/settings/test', kind: 'json', auth: 'admin', body: (d) => ({ timeoutMs: d.pick([200, 0, 'x']) }) },
     { method: 'GET', path: '/api/setup', kind: 'none', auth: 'admin' },
+    ...operatorRoutes(),
     { method: 'POST', path: '/mcp', kind: 'mcp', auth: 'none' },
     { method: 'GET', path: '/mcp', kind: 'none', auth: 'none' },
     { method: 'DELETE', path: '/mcp', kind: 'none', auth: 'none' },
     { method: 'GET', path: '/ping', kind: 'none', auth: 'none' },
   );
   return routes;
+}
+
+const LIBRARY_PATHS = ['/docs/fuzzlib', '/docs/fuzzup', '/docs/missing', '/owner/repo', '/docs/fuzzlib/v9', '/', '/docs/%E0%A4%A', '/docs/..%2F..', '/docs/' + 'n'.repeat(600)];
+/** Library paths a DELETE may name: never the indexed library (context answers stay real). */
+const DELETE_PATHS = LIBRARY_PATHS.filter((p) => !p.startsWith('/docs/fuzzlib'));
+const JOB_IDS = ['00000000-0000-0000-0000-000000000000', 'x', '%E0%A4%A', '..', 'a'.repeat(300), '1'];
+const jobQuery = (d: Dice): Record<string, string> => ({
+  ...(d.chance(0.4) ? { token: d.pick(['', 'x', 'rdk_nope', 'a'.repeat(2000)]) } : {}),
+  ...(d.chance(0.3) ? { after: d.pick(['0', '5', '-1', 'abc', '1e99', '99999999999999999999']) } : {}),
+});
+
+/**
+ * The operator lifecycle routes (issue 19): parse, libraries, jobs, sources, upload, support
+ * bundle, health/ready, auth, audit, licence. Many are sent with an admin key so that the
+ * requests get past the permission checks to the parts that read input.
+ */
+function operatorRoutes(): Route[] {
+  const lib = (d: Dice) => d.pick(LIBRARY_PATHS);
+  return [
+    {
+      method: 'POST',
+      path: '/api/parse',
+      kind: 'json',
+      auth: 'any',
+      // Hosts that do not exist (the jobs fail by design), and addresses the route refuses.
+      body: (d) => ({ url: d.pick(['https://git.example.invalid/fuzz/repo', 'https://github.example.invalid/o/r/tree/main/docs', 'http://git.example.invalid/a/b', 'file:///etc', 'git@github.com:o/r.git', 'https://u:p@git.example.invalid/a/b', 'https://git.example.invalid/', 'ssh://git.example.invalid/a/b', '']) }),
+    },
+    { method: 'GET', path: '/api/libraries', kind: 'none', auth: 'any', query: (d): Record<string, string> => (d.chance(0.5) ? { state: d.pick(['finalized', 'x', '']), limit: d.pick(['1', '0', '-3', 'abc']) } : {}) },
+    { method: 'GET', path: '/api/libraries:lib', kind: 'none', auth: 'any', lib },
+    { method: 'POST', path: '/api/libraries:lib/refresh', kind: 'none', auth: 'any', lib },
+    { method: 'DELETE', path: '/api/libraries:lib', kind: 'none', auth: 'any', lib: (d) => d.pick(DELETE_PATHS) },
+    { method: 'GET', path: '/api/jobs', kind: 'none', auth: 'any', query: (d) => ({ ...(d.chance(0.5) ? { libraryId: d.pick(['/docs/fuzzlib', 'x', '']) } : {}), ...(d.chance(0.5) ? { state: d.pick(['queued', 'running', 'failed', 'nope']) } : {}), ...(d.chance(0.5) ? { limit: d.pick(['1', '1000', '1001', '-1', 'x']) } : {}) }) },
+    { method: 'GET', path: '/api/jobs/:job', kind: 'none', auth: 'any', query: jobQuery },
+    { method: 'GET', path: '/api/jobs/:job/log', kind: 'none', auth: 'any', query: jobQuery },
+    { method: 'GET', path: '/api/jobs/:job/events', kind: 'none', auth: 'any', query: jobQuery },
+    { method: 'POST', path: '/api/jobs/:job/cancel', kind: 'none', auth: 'any' },
+    { method: 'GET', path: '/api/sources', kind: 'none', auth: 'any' },
+    { method: 'POST', path: '/api/libraries/upload', kind: 'multipart', auth: 'any' },
+    { method: 'GET', path: '/api/support-bundle', kind: 'none', auth: 'any' },
+    { method: 'GET', path: '/api/health', kind: 'none', auth: 'none' },
+    { method: 'HEAD', path: '/api/health', kind: 'none', auth: 'none' },
+    { method: 'GET', path: '/api/ready', kind: 'none', auth: 'none' },
+    {
+      method: 'POST',
+      path: '/api/auth/login',
+      kind: 'json',
+      auth: 'none',
+      body: (d) => ({ ...(d.chance(0.8) ? { username: d.pick(['admin', 'root', '', 'a'.repeat(300)]) } : {}), ...(d.chance(0.8) ? { password: d.pick(['admin', 'wrong', '', 'p'.repeat(5000)]) } : {}), ...(d.chance(0.2) ? { setupToken: d.pick(['x', '']) } : {}) }),
+    },
+    { method: 'POST', path: '/api/auth/logout', kind: 'json', auth: 'none', body: (d) => (d.chance(0.5) ? {} : { all: d.pick([true, false, 'yes', 1]) }) },
+    { method: 'GET', path: '/api/auth/session', kind: 'none', auth: 'any' },
+    { method: 'POST', path: '/api/auth/credentials', kind: 'json', auth: 'any', body: (d) => ({ currentPassword: d.pick(['admin', 'x']), ...(d.chance(0.5) ? { newUsername: d.pick(['ops', '', 'a'.repeat(300)]) } : {}), newPassword: d.pick(['correct horse battery', 'short', '']) }) },
+    { method: 'GET', path: '/api/audit', kind: 'none', auth: 'any', query: (d) => ({ ...(d.chance(0.5) ? { limit: d.pick(['1', '500', '501', '-1', 'x']) } : {}), ...(d.chance(0.3) ? { before: d.pick(['1', '0', 'x', '99999999999999999999']) } : {}) }) },
+    { method: 'GET', path: '/api/license', kind: 'none', auth: 'any' },
+  ];
 }
 
 function mcpMessage(d: Dice, c: FuzzContext): unknown {
@@ -291,6 +353,23 @@ function mcpMessage(d: Dice, c: FuzzContext): unknown {
       { id, method: 'tools/call', params: weirdValue(d) },
     ]);
   return d.chance(0.1) ? Array.from({ length: d.int(0, 5) }, one) : one();
+}
+
+/** A multipart body for POST /api/libraries/upload: fields and files, valid or odd (names, archives, duplicates). */
+function uploadBody(d: Dice, boundary: string): Buffer {
+  const out: Buffer[] = [];
+  const field = (name: string, value: string) => out.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  if (d.chance(0.85)) field('name', d.pick(['fuzzup', 'fuzzup', '', 'a'.repeat(300), '../x', 'Fuzz Up', '🧪']));
+  if (d.chance(0.3)) field('version', d.pick(['v1', '', 'latest', '../..']));
+  if (d.chance(0.2)) field('title', weirdString(d).slice(0, 400));
+  if (d.chance(0.1)) field(d.pick(['unknown', 'name']), 'x');
+  for (let i = 0, n = d.int(0, 3); i < n; i++) {
+    const filename = d.pick(['README.md', 'guide/intro.md', '../escape.md', '/abs.md', 'C:\\x.md', 'a\u0001b.md', 'docs.zip', 'docs.tar.gz', '', 'x'.repeat(600)]);
+    const content = filename.endsWith('.zip') ? Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), randomBytes(d, d.int(0, 300))]) : filename.endsWith('.gz') ? Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(d, d.int(0, 300))]) : Buffer.from(`# Uploaded ${i}\n\nSome text about widgets.\n`);
+    out.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${d.chance(0.9) ? 'file' : 'other'}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`, 'latin1'), content, Buffer.from('\r\n'));
+  }
+  out.push(Buffer.from(`--${boundary}--\r\n`));
+  return Buffer.concat(out);
 }
 
 function nested(depth: number, kind: 'object' | 'array'): string {
@@ -319,13 +398,23 @@ export function generateRequest(d: Dice, routes: Route[], c: FuzzContext): FuzzR
   const route = d.pick(routes);
   const tags: string[] = [];
   let method = route.method;
-  let path = route.path.replace(':id', () => d.pick(['00000000-0000-0000-0000-000000000000', 'x', '%E0%A4%A', '..', 'a'.repeat(300)]));
+  let path = route.path
+    .replace(':id', () => d.pick(JOB_IDS))
+    .replace(':job', () => (c.jobIds?.length && d.chance(0.5) ? d.pick(c.jobIds) : d.pick(JOB_IDS)))
+    .replace(':lib', () => route.lib!(d));
   let query = encodeQuery(route.query?.(d, c) ?? {});
   const headers: Array<[string, string]> = [
     ['Host', `127.0.0.1:${c.port}`],
     ['Connection', 'close'],
   ];
-  const key = route.auth === 'admin' ? c.adminKey : route.auth === 'member' ? (d.chance(0.5) ? c.memberKey : c.adminKey) : d.chance(0.3) ? c.memberKey : '';
+  const key =
+    route.auth === 'admin'
+      ? c.adminKey
+      : route.auth === 'member'
+        ? d.chance(0.5) ? c.memberKey : c.adminKey
+        : route.auth === 'any'
+          ? d.pick(['', c.memberKey, c.adminKey, c.adminKey])
+          : d.chance(0.3) ? c.memberKey : '';
   if (key && d.chance(0.9)) headers.push(['Authorization', `Bearer ${key}`]);
   let body: Buffer = Buffer.alloc(0);
   let value: unknown;
@@ -338,11 +427,15 @@ export function generateRequest(d: Dice, routes: Route[], c: FuzzContext): FuzzR
     if (d.chance(0.2)) headers.push(['MCP-Protocol-Version', d.pick(['2025-06-18', '2026-07-28', 'garbage', ''])]);
   } else if (route.kind === 'multipart') {
     const boundary = `----fuzz${d.int(0, 1e9)}`;
-    const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'Fuzz API', version: '1' }, paths: { '/things': { get: { summary: 'List things' } } } });
-    const parts =
-      `--${boundary}\r\nContent-Disposition: form-data; name="libraryTitle"\r\n\r\nfuzz spec ${d.int(0, 1e6)}\r\n` +
-      `--${boundary}\r\nContent-Disposition: form-data; name="${d.chance(0.9) ? 'openapiFile' : 'other'}"; filename="spec.json"\r\nContent-Type: application/json\r\n\r\n${spec}\r\n--${boundary}--\r\n`;
-    body = Buffer.from(parts);
+    if (route.path === '/api/libraries/upload') {
+      body = uploadBody(d, boundary);
+    } else {
+      const spec = JSON.stringify({ openapi: '3.0.0', info: { title: 'Fuzz API', version: '1' }, paths: { '/things': { get: { summary: 'List things' } } } });
+      const parts =
+        `--${boundary}\r\nContent-Disposition: form-data; name="libraryTitle"\r\n\r\nfuzz spec ${d.int(0, 1e6)}\r\n` +
+        `--${boundary}\r\nContent-Disposition: form-data; name="${d.chance(0.9) ? 'openapiFile' : 'other'}"; filename="spec.json"\r\nContent-Type: application/json\r\n\r\n${spec}\r\n--${boundary}--\r\n`;
+      body = Buffer.from(parts);
+    }
     headers.push(['Content-Type', `multipart/form-data; boundary=${boundary}`]);
     const cut = d.int(0, 3);
     if (cut === 1) {

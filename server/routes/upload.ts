@@ -4,8 +4,9 @@
  * more documentation files, their names as relative paths such as `guide/intro.md`), `name`
  * (required), `version`, `title`, `description` (optional). Several plain files are packed into
  * one zip; every upload is then read by the upload source with the guards of the CLI's archive
- * reader (zip-slip, sizes, counts: plugins/source-upload). Limits: config `uploads.maxBytes`
- * (the request's files together) and `uploads.maxFiles` (parts).
+ * reader (zip-slip, sizes, counts: plugins/source-upload). Limits: `uploads.maxBytes` (the
+ * request's files together) and `uploads.maxFiles` (parts), from the operator settings (PATCH
+ * /api/settings, read at each request) or else from the config.
  *
  * 202 {libraryName, libraryId, jobId, state, statusUrl, eventsUrl, logUrl}. Uploading again under
  * the same name replaces the library's documentation (a new build; the old one is served until
@@ -27,6 +28,7 @@ import type { Kernel } from '../../core/kernel.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { uploadsDir } from '../../core/uploads.ts';
+import { getUploadLimits } from '../../core/settings.ts';
 import { bodyEndedEarly } from '../body.ts';
 import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
@@ -91,7 +93,7 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   if (ctx.request.type !== 'multipart/form-data') {
     throw new RefdeskError('invalid_request', 'Send the documentation as multipart/form-data: the files (or one archive) in "file" fields and the library name in "name".');
   }
-  const tooLarge = () => new RefdeskError('too_large', `The upload is larger than ${limits.maxBytes} bytes (config uploads.maxBytes); send less, or pack it as a .tar.gz.`);
+  const tooLarge = () => new RefdeskError('too_large', `The upload is larger than ${limits.maxBytes} bytes (uploads.maxBytes in the settings or the config); send less, or pack it as a .tar.gz.`);
   if (Number(ctx.get('content-length') || 0) > limits.maxBytes + 256 * 1024) {
     ctx.set('Connection', 'close');
     throw tooLarge();
@@ -118,7 +120,7 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
     if (name in fields) return fail(new RefdeskError('invalid_request', `The field "${name}" was given twice.`));
     fields[name] = value;
   });
-  bb.on('filesLimit', () => fail(new RefdeskError('too_large', `The upload has more than ${limits.maxFiles} files (config uploads.maxFiles); pack them as one .zip or .tar.gz.`)));
+  bb.on('filesLimit', () => fail(new RefdeskError('too_large', `The upload has more than ${limits.maxFiles} files (uploads.maxFiles in the settings or the config); pack them as one .zip or .tar.gz.`)));
   bb.on('fieldsLimit', () => fail(new RefdeskError('invalid_request', 'The upload has too many fields.')));
   bb.on('partsLimit', () => fail(new RefdeskError('invalid_request', 'The upload has too many parts.')));
   bb.on('file', (name, stream, info) => {
@@ -205,7 +207,8 @@ export function uploadRoutes(kernel: Kernel, service: ApiService, jobs: JobRunne
     await access.requirePermission(ctx, 'parse', 'Uploading documentation');
     access.requireLicence('Uploading documentation');
     service.ensureSourceEnabled('upload');
-    const limits = kernel.config.uploads ?? { maxBytes: 200 * 1024 * 1024, maxFiles: 1000 };
+    // The settings' uploads.* (PATCH /api/settings) win over the config's, read at each request.
+    const limits = await getUploadLimits(kernel.store, kernel.config.uploads ?? { maxBytes: 200 * 1024 * 1024, maxFiles: 1000 });
     const dir = uploadsDir(kernel.env.dataDir);
     const { fields, parts } = await receiveUpload(ctx, dir, limits);
     const target = join(dir, `${randomUUID()}.upload`);

@@ -203,6 +203,48 @@ describe('library lifecycle routes', () => {
     }
   });
 
+  test('the settings\' uploads.maxBytes / maxFiles win over the config, read at each request of a running app; null goes back to the config', async () => {
+    const app = await startApiServer({ config: { uploads: { maxBytes: 100_000, maxFiles: 5 } } });
+    try {
+      const key = await createKey(app.base, { role: 'admin' });
+      const settings = (json: unknown) => call(app.base, 'PATCH', '/api/settings', { headers: bearer(key), json });
+      const page = (n: number) => ({ name: `p${n}.md`, data: `# Page ${n}\n\nThe settings limit reads page ${n}.\n` + 'w'.repeat(5000) });
+      const first = await upload(app, form([page(1)], { name: 'limits' }), bearer(key));
+      assert.equal(first.status, 202, first.text);
+      await app.refdesk.jobs.idle();
+
+      const a = await settings({ uploads: { maxBytes: 2048 } });
+      assert.equal(a.status, 200, a.text);
+      assert.deepEqual(a.body.uploads, { maxBytes: 2048, maxFiles: null });
+      assert.deepEqual(a.body.changed, ['uploads.maxBytes']);
+      const big = await upload(app, form([page(2)], { name: 'limits' }), bearer(key));
+      assertError(big, 422, 'too_large');
+      assert.match(big.body.message, /2048 bytes/);
+
+      const b = await settings({ uploads: { maxBytes: null, maxFiles: 1 } });
+      assert.deepEqual(b.body.uploads, { maxBytes: null, maxFiles: 1 });
+      assert.equal((await upload(app, form([page(3)], { name: 'limits' }), bearer(key))).status, 202, 'maxBytes back to the config (100000)');
+      await app.refdesk.jobs.idle();
+      assertError(await upload(app, form([page(4), page(5)], { name: 'limits' }), bearer(key)), 422, 'too_large');
+
+      const c = await settings({ uploads: null });
+      assert.deepEqual(c.body.uploads, { maxBytes: null, maxFiles: null });
+      assert.deepEqual((await call(app.base, 'GET', '/api/settings', { headers: bearer(key) })).body.uploads, { maxBytes: null, maxFiles: null });
+      assert.equal((await upload(app, form([page(6), page(7)], { name: 'limits' }), bearer(key))).status, 202, 'maxFiles back to the config (5)');
+      await app.refdesk.jobs.idle();
+
+      for (const bad of [{ uploads: { maxBytes: 0 } }, { uploads: { maxFiles: 1.5 } }, { uploads: { maxBytes: '2048' } }, { uploads: { maxBytes: 1e12 } }, { uploads: { maxSize: 1 } }, { uploads: [] }]) {
+        const r = await settings(bad);
+        assert.equal(r.status, 400, JSON.stringify(bad));
+        assert.equal(r.body.error, 'invalid_request');
+        assert.match(r.body.message, /uploads/);
+      }
+      assert.deepEqual((await call(app.base, 'GET', '/api/settings', { headers: bearer(key) })).body.uploads, { maxBytes: null, maxFiles: null }, 'a refused change writes nothing');
+    } finally {
+      await app.close();
+    }
+  });
+
   test('GET /api/libraries: state, versions, source, counts and last job; the policy filters what non-admins see', async () => {
     const { id } = await addLlms('listed.txt');
     const r = await call(s.base, 'GET', '/api/libraries');

@@ -162,6 +162,18 @@ describe('Confluence Cloud (REST v2)', () => {
     assert.match(third.documents.find((d) => d.path === 'getting-started/installation.md')!.content, /^# Engineering\n\n## Getting started\n/);
   });
 
+  test('a retried read of one page body puts that page\'s path on its job log line', async () => {
+    const first = await runSource(makeSource(), spec);
+    const page = fake.space.pages.find((p) => p.id === '104')!;
+    page.version = 6;
+    fake.failNext(503, 1, '0', undefined, /^\/wiki\/api\/v2\/pages\/104$/);
+    const second = await runSource(makeSource(), spec, { previous: previousOf(first.documents) });
+    assert.equal(fake.requests.filter((r) => r.status === 503).length, 1);
+    const warn = second.logs.find((l) => l.level === 'warn');
+    assert.deepEqual(warn, { level: 'warn', message: 'Confluence answered HTTP 503 for page 104; retrying in 5 ms', path: 'getting-started/configuration.md' });
+    assert.deepEqual(second.documents.filter((d) => !d.unchanged).map((d) => d.path), ['getting-started/configuration.md']);
+  });
+
   test('HTTP 429 with Retry-After is retried, then the read succeeds', async () => {
     fake.failNext(429, 2, '0');
     const { documents, logs } = await runSource(makeSource(), spec);

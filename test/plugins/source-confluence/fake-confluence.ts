@@ -47,8 +47,9 @@ export interface FakeConfluence {
   /**
    * Answers the next `count` requests with `status` (and a Retry-After header when given);
    * `reply` shapes their status text, headers and body (status 200 with a reply answers that body).
+   * With `only`, just the requests whose path matches count (and fail).
    */
-  failNext(status: number, count: number, retryAfter?: string, reply?: (req: IncomingMessage) => FailureReply): void;
+  failNext(status: number, count: number, retryAfter?: string, reply?: (req: IncomingMessage) => FailureReply, only?: RegExp): void;
   /** Requests whose path matches, e.g. count(/\/pages\/104$/). */
   count(path: RegExp): number;
   close(): Promise<void>;
@@ -57,7 +58,7 @@ export interface FakeConfluence {
 export async function startFakeConfluence(options: FakeConfluenceOptions): Promise<FakeConfluence> {
   const context = options.context ?? '/confluence';
   const requests: RecordedRequest[] = [];
-  let failures: { status: number; count: number; retryAfter?: string; reply?: (req: IncomingMessage) => FailureReply } | null = null;
+  let failures: { status: number; count: number; retryAfter?: string; reply?: (req: IncomingMessage) => FailureReply; only?: RegExp } | null = null;
   const space = options.space;
   let origin = '';
 
@@ -207,7 +208,7 @@ export async function startFakeConfluence(options: FakeConfluenceOptions): Promi
     const u = new URL(req.url ?? '/', origin);
     const rec: RecordedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', path: u.pathname, query: u.searchParams, authorization: req.headers.authorization, status: 0 };
     requests.push(rec);
-    if (failures && failures.count > 0) {
+    if (failures && failures.count > 0 && (!failures.only || failures.only.test(u.pathname))) {
       failures.count--;
       rec.status = failures.status;
       const reply = failures.reply?.(req) ?? {};
@@ -230,8 +231,8 @@ export async function startFakeConfluence(options: FakeConfluenceOptions): Promi
     origin,
     space,
     requests,
-    failNext(status, count, retryAfter, reply) {
-      failures = { status, count, retryAfter, reply };
+    failNext(status, count, retryAfter, reply, only) {
+      failures = { status, count, retryAfter, reply, only };
     },
     count: (path) => requests.filter((r) => path.test(r.path)).length,
     close: () =>

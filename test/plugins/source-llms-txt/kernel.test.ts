@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { getContext } from '../../../core/query.ts';
+import { readJobLog } from '../../../core/job-log.ts';
 import { hasCorpora } from '../../helpers/corpora.ts';
 import { networkKernel } from '../../helpers/network-kernel.ts';
 import { startDenoSite } from './fixture-site.ts';
@@ -90,6 +91,12 @@ test('kernel: an llms.txt with good and bad links (refused address, 404, not tex
   expectWarning(/^skipped "Logo" \(http:\/\/127\.0\.0\.1:\d+\/logo\.png, line 10\): .*not a text document \(image\/png\)/);
   expectWarning(/^skipped "Huge" \(http:\/\/127\.0\.0\.1:\d+\/huge\.md, line 11\): larger than 2000 bytes/);
   expectWarning(/^skipped "Down" \(http:\/\/127\.0\.0\.1:\d+\/down\.md, line 12\): .*HTTP 502 Bad Gateway after 2 attempts/);
+  // The job log's lines about one page carry its document path (GET /api/jobs/{id}/log shows it).
+  const lines = await readJobLog(kernel.env.dataDir, job.id);
+  const pathOf = (re: RegExp) => lines.find((l) => re.test(l.message))?.path;
+  assert.equal(pathOf(/^skipped "Missing"/), 'missing.md', JSON.stringify(lines));
+  assert.equal(pathOf(/^skipped "Down"/), 'down.md');
+  assert.equal(pathOf(/^retrying \(attempt 2 of 2\).*502/), 'down.md', 'the retry of one page names it');
   for (const [query, code] of [['install the gadget', 'gadget install --global'], ['set the gadget colour', 'gadget.colour("teal")']]) {
     const ctx = await getContext(kernel, { libraryId: library.id, query });
     assert.ok(ctx.snippets.some((s) => (s.code + s.content).includes(code)), `${query}: ${ctx.snippets.map((s) => s.sourcePath).join(', ')}`);

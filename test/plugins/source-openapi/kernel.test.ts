@@ -7,6 +7,7 @@ import { createKernel, type Kernel } from '../../../core/kernel.ts';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { getContext } from '../../../core/query.ts';
+import { readJobLog } from '../../../core/job-log.ts';
 import { RefdeskError } from '../../../core/errors.ts';
 import { corpusFile, hasCorpora } from '../../helpers/corpora.ts';
 import { SpecServer, makeDataDir } from './helpers.ts';
@@ -90,6 +91,17 @@ describe('source-openapi through the kernel', { skip: hasCorpora ? false : 'shar
     assert.equal(done.error?.code, 'invalid_source');
     assert.match(done.error!.message, /at \/info \(line 1\): missing required property "version"/);
     await assert.rejects(getContext(kernel, { libraryId: library.id, query: 'anything' }), (e: unknown) => e instanceof RefdeskError && e.status < 500);
+  });
+
+  test('the job log lines about the spec carry its address as their path (without its query)', async () => {
+    server.routes.set('/small.json', { body: JSON.stringify({ openapi: '3.0.0', info: { title: 'Small', version: '1' }, paths: { '/things': { get: { summary: 'List things', responses: { '200': { description: 'ok' } } } } } }) });
+    const { job } = await addLibrary(kernel, { source: 'openapi', name: 'small', spec: { url: `${server.base}/small.json?sig=planted-query-secret` } });
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    const lines = await readJobLog(data.dataDir, job.id);
+    const rendered = lines.find((l) => /: 1 operations in \d+ tags, validated and rendered/.test(l.message));
+    assert.equal(rendered?.path, `${server.base}/small.json`, JSON.stringify(lines));
+    assert.ok(!JSON.stringify(lines).includes('planted-query-secret'));
   });
 
   test('a spec naming both url and path is refused before any job is queued', async () => {
