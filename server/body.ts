@@ -172,3 +172,39 @@ export async function saveBody(ctx: Context, file: string, maxBytes: number, wha
     if (!req.readableEnded) req.resume();
   }
 }
+
+/**
+ * Pipes a request into a busboy parser and settles once, never rejecting: null when the form was
+ * read to its end, else the error (the body ended early, or it is not well-formed multipart; the
+ * message ends with `hint`). On an error the request stops feeding the parser and every file
+ * stream `openFiles()` names that has not ended is destroyed, so its write stream closes.
+ */
+export function pumpMultipart(req: IncomingMessage, bb: NodeJS.WritableStream & NodeJS.EventEmitter, openFiles: () => Iterable<NodeJS.ReadableStream & { readableEnded: boolean; destroy(e?: Error): void }>, hint: string): Promise<RefdeskError | null> {
+  return new Promise<RefdeskError | null>((resolve) => {
+    let settled = false;
+    const done = (e: RefdeskError | null) => {
+      if (settled) return;
+      settled = true;
+      req.off('aborted', onAborted);
+      req.off('close', onClose);
+      if (e) {
+        req.unpipe(bb);
+        req.resume();
+        for (const s of openFiles()) if (!s.readableEnded) s.destroy(e);
+      }
+      resolve(e);
+    };
+    const onAborted = () => done(bodyEndedEarly());
+    const onClose = () => {
+      if (!req.complete) done(bodyEndedEarly());
+    };
+    bb.once('close', () => done(null));
+    bb.on('error', (e: Error) => {
+      const detail = /unexpected end of form/i.test(e.message) ? 'it ended before its closing boundary' : e.message.slice(0, 120);
+      done(new RefdeskError('invalid_request', `The multipart body is malformed (${detail}); ${hint}`));
+    });
+    req.on('aborted', onAborted);
+    req.on('close', onClose);
+    req.pipe(bb);
+  });
+}

@@ -13,7 +13,7 @@ import type { ApiService } from '../api/service.ts';
 import { ADD_ROUTES, type AddRoute } from '../api/add-requests.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
-import { bodyEndedEarly, readJsonBody } from '../body.ts';
+import { pumpMultipart, readJsonBody } from '../body.ts';
 import type { Access } from '../access.ts';
 
 /** POST /api/v2/add/{repo/github|repo/gitlab|repo/bitbucket|repo/git|openapi|llmstxt|website|confluence} and /api/v2/add/openapi-upload */
@@ -99,35 +99,8 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
       (e: Error) => e,
     );
   });
-  const parsed = new Promise<RefdeskError | null>((resolve) => {
-    const req = ctx.req;
-    let settled = false;
-    const done = (e: RefdeskError | null) => {
-      if (settled) return;
-      settled = true;
-      req.off('aborted', onAborted);
-      req.off('close', onClose);
-      if (e) {
-        req.unpipe(bb);
-        req.resume();
-        // Busboy stops feeding the file: end its stream so the write stream closes.
-        if (fileStream && !fileStream.readableEnded) fileStream.destroy(e);
-      }
-      resolve(e);
-    };
-    const onAborted = () => done(bodyEndedEarly());
-    const onClose = () => {
-      if (!req.complete) done(bodyEndedEarly());
-    };
-    bb.once('close', () => done(null));
-    bb.on('error', (e: Error) => {
-      const detail = /unexpected end of form/i.test(e.message) ? 'it ended before its closing boundary' : e.message.slice(0, 120);
-      done(new RefdeskError('invalid_request', `The multipart body is malformed (${detail}); send the file in the "openapiFile" field of a complete multipart/form-data body.`));
-    });
-    req.on('aborted', onAborted);
-    req.on('close', onClose);
-    req.pipe(bb);
-  });
+  // Busboy stops feeding the file on a failed form: its stream is ended so the write stream closes.
+  const parsed = pumpMultipart(ctx.req, bb, () => (fileStream ? [fileStream] : []), 'send the file in the "openapiFile" field of a complete multipart/form-data body.');
   const parseError = await parsed;
   // A failed form fails the file stream too; wait for the write stream before touching the file.
   const writeError = await written;

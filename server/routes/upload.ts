@@ -29,7 +29,7 @@ import { RefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { uploadsDir } from '../../core/uploads.ts';
 import { getUploadLimits } from '../../core/settings.ts';
-import { bodyEndedEarly } from '../body.ts';
+import { pumpMultipart } from '../body.ts';
 import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
@@ -156,34 +156,7 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
     });
     written.push(pipeline(stream, count, createWriteStream(file)).then(() => null, (e: Error) => e));
   });
-  const parsed = new Promise<RefdeskError | null>((resolve) => {
-    const req = ctx.req;
-    let settled = false;
-    const done = (e: RefdeskError | null) => {
-      if (settled) return;
-      settled = true;
-      req.off('aborted', onAborted);
-      req.off('close', onClose);
-      if (e) {
-        req.unpipe(bb);
-        req.resume();
-        for (const s of streams) if (!s.readableEnded) s.destroy(e);
-      }
-      resolve(e);
-    };
-    const onAborted = () => done(bodyEndedEarly());
-    const onClose = () => {
-      if (!req.complete) done(bodyEndedEarly());
-    };
-    bb.once('close', () => done(null));
-    bb.on('error', (e: Error) => {
-      const detail = /unexpected end of form/i.test(e.message) ? 'it ended before its closing boundary' : e.message.slice(0, 120);
-      done(new RefdeskError('invalid_request', `The multipart body is malformed (${detail}); send a complete multipart/form-data body.`));
-    });
-    req.on('aborted', onAborted);
-    req.on('close', onClose);
-    req.pipe(bb);
-  });
+  const parsed = pumpMultipart(ctx.req, bb, () => streams, 'send a complete multipart/form-data body.');
   const parseError = await parsed;
   const writeErrors = await Promise.all(written);
   const writeError = writeErrors.find((e) => e !== null) ?? null;
