@@ -44,6 +44,14 @@ export async function jobUrls(store: Store, jobId: string): Promise<{ statusUrl:
   return { statusUrl: `${base}?token=${token}`, eventsUrl: `${base}/events?token=${token}`, logUrl: `${base}/log?token=${token}` };
 }
 
+/**
+ * The 202 answer of a route that queued a job (parse, upload, refresh): the fields the v2 add
+ * routes answer (`libraryName`) plus `libraryId`, the job, its state and the URLs to follow it.
+ */
+export async function queuedJobAnswer(store: Store, libraryId: string, job: { id: string; state: string }, message: string): Promise<Record<string, unknown>> {
+  return { libraryName: libraryId, libraryId, jobId: job.id, state: job.state, ...(await jobUrls(store, job.id)), message };
+}
+
 async function tokenMatches(store: Store, jobId: string, given: unknown): Promise<boolean> {
   if (typeof given !== 'string' || given.length === 0 || given.length > 100) return false;
   const want = Buffer.from(await jobStatusToken(store, jobId));

@@ -28,7 +28,7 @@ import { libraryJson } from '../api/library-json.ts';
 import { ApiError } from '../api/api-error.ts';
 import { deleteLibrary, type ApiService } from '../api/service.ts';
 import type { Access } from '../access.ts';
-import { jobJson, jobUrls } from '../job-access.ts';
+import { jobJson, queuedJobAnswer } from '../job-access.ts';
 
 /** The spec a library was built with, fit to show: secrets "[set]", a raw upload's server path hidden. */
 export function shownSpec(kernel: Kernel, lib: LibraryRecord): Record<string, unknown> {
@@ -118,14 +118,7 @@ export function libraryRoutes(kernel: Kernel, service: ApiService, access: Acces
     const { message, libraryName, jobId } = await service.refreshLibrary({ libraryName: id });
     const job = await store.getJob(jobId);
     ctx.status = 202;
-    ctx.body = {
-      libraryName,
-      libraryId: libraryName,
-      jobId,
-      state: job?.state ?? 'queued',
-      ...(await jobUrls(store, jobId)),
-      message,
-    };
+    ctx.body = await queuedJobAnswer(store, libraryName, { id: jobId, state: job?.state ?? 'queued' }, message);
   });
 
   r.delete('/api/libraries/*id', async (ctx) => {

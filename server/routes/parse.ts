@@ -22,7 +22,7 @@ import { ApiError } from '../api/api-error.ts';
 import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
-import { jobUrls } from '../job-access.ts';
+import { jobUrls, queuedJobAnswer } from '../job-access.ts';
 
 const FORMS = 'Give the https address of a git repository, e.g. https://github.com/owner/repo or https://gitlab.com/group/project/-/tree/main/docs.';
 
@@ -88,14 +88,7 @@ export function parseRoutes(kernel: Kernel, service: ApiService, jobs: JobRunner
     const { library, job } = await addLibrary(kernel, { source: 'git', id: address.id, spec: { url: address.url, provider: address.provider } });
     jobs.enqueue(job.id);
     ctx.status = 202;
-    ctx.body = {
-      libraryName: library.id,
-      libraryId: library.id,
-      jobId: job.id,
-      state: job.state,
-      ...(await jobUrls(store, job.id)),
-      message: `Queued ${library.id} from ${address.url.slice(0, 300)} (job ${job.id}); follow it at the statusUrl, or live at the eventsUrl.`,
-    };
+    ctx.body = await queuedJobAnswer(store, library.id, job, `Queued ${library.id} from ${address.url.slice(0, 300)} (job ${job.id}); follow it at the statusUrl, or live at the eventsUrl.`);
   });
 
   return r;

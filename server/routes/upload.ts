@@ -33,7 +33,7 @@ import { pumpMultipart } from '../body.ts';
 import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
-import { jobUrls } from '../job-access.ts';
+import { queuedJobAnswer } from '../job-access.ts';
 
 const FIELDS = ['name', 'version', 'title', 'description'] as const;
 
@@ -204,14 +204,7 @@ export function uploadRoutes(kernel: Kernel, service: ApiService, jobs: JobRunne
       });
       jobs.enqueue(job.id);
       ctx.status = 202;
-      ctx.body = {
-        libraryName: library.id,
-        libraryId: library.id,
-        jobId: job.id,
-        state: job.state,
-        ...(await jobUrls(kernel.store, job.id)),
-        message: `Queued ${library.id} from ${parts.length === 1 ? `"${parts[0].name.slice(0, 80)}"` : `${parts.length} files`} (job ${job.id}).`,
-      };
+      ctx.body = await queuedJobAnswer(kernel.store, library.id, job, `Queued ${library.id} from ${parts.length === 1 ? `"${parts[0].name.slice(0, 80)}"` : `${parts.length} files`} (job ${job.id}).`);
     } catch (e) {
       await rm(target, { force: true });
       throw e;
