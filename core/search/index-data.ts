@@ -315,3 +315,28 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
     ...(latent ? { latent } : {}),
   };
 }
+
+/**
+ * The position of a snippet id in `ids`, or -1: a binary search when the ids ascend (as
+ * computeIndexData makes them), else a map built on first use.
+ */
+export function positionFinder(ids: ArrayLike<number>): (id: number) => number {
+  let ascending = true;
+  for (let i = 1; i < ids.length && ascending; i++) ascending = ids[i] > ids[i - 1];
+  let byId: Map<number, number> | undefined;
+  return (id: number): number => {
+    if (!ascending) {
+      byId ??= new Map(Array.from(ids, (v, i) => [v, i]));
+      return byId.get(id) ?? -1;
+    }
+    let lo = 0;
+    let hi = ids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (ids[mid] === id) return mid;
+      if (ids[mid] < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  };
+}

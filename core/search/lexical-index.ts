@@ -11,7 +11,7 @@
  */
 import type { Snippet } from '../contracts.ts';
 import { accumulateBm25f, type Bm25fData, type FieldWeight } from './bm25f.ts';
-import { computeIndexData, parentKey, type IndexData, type Ragged } from './index-data.ts';
+import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
 import { PhraseMatcher, questionPhrases } from './phrases.ts';
 import { sectionKey } from './sections.ts';
 import { codeIdentifiers, tokenize } from './tokenize.ts';
@@ -424,25 +424,8 @@ export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_B
   const takenList: number[] = [];
   const units = new UnitBuffer();
 
-  let ascending = true;
-  for (let i = 1; i < nsnip && ascending; i++) ascending = ids[i] > ids[i - 1];
-  let positions: Map<number, number> | undefined;
-  /** The position of a snippet id in `ids` (binary search when ascending, as the index makes them). */
-  const positionOf = (id: number): number => {
-    if (!ascending) {
-      positions ??= new Map(Array.from(ids, (v, i) => [v, i]));
-      return positions.get(id) ?? -1;
-    }
-    let lo = 0;
-    let hi = nsnip - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (ids[mid] === id) return mid;
-      if (ids[mid] < id) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  };
+  /** The position of a snippet id in `ids`. */
+  const positionOf = positionFinder(ids);
   /** The section holding snippet position i (secStart is ascending). */
   const sectionAt = (i: number): number => {
     let lo = 0;

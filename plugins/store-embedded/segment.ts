@@ -21,7 +21,7 @@ import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
 import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import type { Bm25fData } from '../../core/search/bm25f.ts';
-import type { IndexData, Ragged } from '../../core/search/index-data.ts';
+import { positionFinder, type IndexData, type Ragged } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 
@@ -255,24 +255,7 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     const lexical = openLexicalIndex(data, params);
     const base = HEADER_BYTES + indexLength;
     const ids = data.ids;
-    let ascending = true;
-    for (let i = 1; i < ids.length && ascending; i++) ascending = ids[i] > ids[i - 1];
-    let byId: Map<number, number> | undefined;
-    const positionOf = (id: number): number => {
-      if (!ascending) {
-        byId ??= new Map(Array.from(ids, (v, i) => [v, i]));
-        return byId.get(id) ?? -1;
-      }
-      let lo = 0;
-      let hi = ids.length - 1;
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1;
-        if (ids[mid] === id) return mid;
-        if (ids[mid] < id) lo = mid + 1;
-        else hi = mid - 1;
-      }
-      return -1;
-    };
+    const positionOf = positionFinder(ids);
     let open = true;
     const termBytes = data.terms.reduce((n, t) => n + 40 + 2 * t.length, 0);
     return {
