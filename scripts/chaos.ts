@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { packForUpload } from '../server/pack.ts';
 import { loadSqlJs } from '../plugins/store-embedded/sqlite.ts';
 import { launchServer } from './bench/server-process.ts';
+import { prng } from './fuzz/requests.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -55,17 +56,6 @@ const CORPORA = ['koa', 'tokio', 'zod'];
 const QUESTIONS_PER_CORPUS = 5;
 const DB_FILE = 'refdesk.sqlite';
 
-/** mulberry32: a small seeded PRNG, so a run can be repeated with its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = prng(SEED);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
