@@ -15,7 +15,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip, createGzip, type Gzip } from 'node:zlib';
-import type { DocumentFormat, SourceDocument } from './contracts.ts';
+import type { SourceDocument } from './contracts.ts';
 
 export const STORED_DOCS_DIR = 'builds';
 export const STORED_DOCS_FORMAT = 1;
@@ -23,17 +23,8 @@ const EXT = '.docs.gz';
 const PARTIAL = '.partial';
 const HEADER = JSON.stringify({ format: 'refdesk-docs', version: STORED_DOCS_FORMAT });
 
-/** A document as the chunker consumed it (a SourceDocument with its hash settled). */
-export interface StoredDocument {
-  path: string;
-  url?: string;
-  format: DocumentFormat;
-  content: string;
-  lineMap?: number[];
-  title?: string;
-  hash: string;
-  meta: Record<string, string>;
-}
+/** A document as the chunker consumed it (a SourceDocument with its hash and meta settled). */
+export type StoredDocument = Omit<SourceDocument, 'hash' | 'meta' | 'unchanged'> & { hash: string; meta: Record<string, string> };
 
 /** The stored documents of a build cannot be read: missing, another format, or damaged. */
 export class StoredDocsError extends Error {
