@@ -2,7 +2,7 @@
 /**
  * `npm run build`: compiles core/, plugins/ and server/ to plain JavaScript in dist/ (tsc with
  * tsconfig.build.json; `.ts` import specifiers are rewritten to `.js`), then copies what the
- * compiled code reads at run time: config/schema.json, and config/default.yaml with its built-in
+ * compiled code reads at run time: config/schema.json, the web UI's views and assets, and config/default.yaml with its built-in
  * plugin paths pointing at the compiled plugins (`index.ts` -> `index.js`). Last it writes
  * `.build-stamp`, which bin/refdesk.js compares with the sources' times to tell a current build
  * from a stale one.
@@ -12,7 +12,7 @@
  * Plain JavaScript so it runs with node alone.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,5 +39,7 @@ const yaml = readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8').replace(
   (_m, head, path, tail) => `${head}${path}.js${tail}`,
 );
 writeFileSync(join(out, 'config', 'default.yaml'), yaml);
+// The web UI's templates and static files are read at run time beside the compiled code.
+for (const dir of ['views', 'assets']) cpSync(join(ROOT, 'server', 'ui', dir), join(out, 'server', 'ui', dir), { recursive: true });
 writeFileSync(join(out, '.build-stamp'), `${new Date().toISOString()}\n`);
 process.stdout.write(`Built ${out}\n`);

@@ -9,6 +9,7 @@ import { refreshRoutes } from './routes/refresh.ts';
 import { openApiRoutes } from './routes/openapi.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { licenceRoutes } from './routes/licence.ts';
+import { uiRoutes } from './ui/index.ts';
 import { jobRoutes, type JobRoutesOptions } from './routes/jobs.ts';
 import { libraryRoutes } from './routes/libraries.ts';
 import { parseRoutes } from './routes/parse.ts';
@@ -169,6 +170,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     libraryRoutes(kernel, service, access),
     sourceRoutes(kernel),
     jobRoutes(kernel, jobs, access, options.jobEvents),
+    uiRoutes({ kernel, service, jobs, access, auth, licence: options.access?.licence }),
   ]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -1,0 +1,5 @@
+import type Router from '@koa/router';
+import type { UiDeps } from '../page-access.ts';
+
+/** Placeholder until the setup page lands (issue 20): registers nothing yet. */
+export function registerSetupPages(_r: Router, _deps: UiDeps): void {}
