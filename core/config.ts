@@ -15,7 +15,7 @@ import { validate } from './validate.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
 import type { RateLimitConfig } from './rate-limit.ts';
 
-const ROLES: readonly Role[] = ['source', 'chunker', 'embedder', 'reranker', 'store'];
+const ROLES: readonly Role[] = ['source', 'chunker', 'llm', 'embedder', 'reranker', 'store'];
 
 export interface PluginEntry {
   use: string;

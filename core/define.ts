@@ -1,15 +1,18 @@
 import type { DepTokens, ResolvedDeps } from './di.ts';
-import type { Chunker, Embedder, Reranker, Source, Store } from './contracts.ts';
+import type { Chunker, Reranker, Source, Store } from './contracts.ts';
+import type { EmbedderConnector, LlmConnector } from './providers.ts';
 
 /** A JSON Schema (draft 2020-12 subset understood by ajv). Plugin option schemas are objects. */
 export type JsonSchema = Record<string, unknown>;
 
-export type Role = 'source' | 'chunker' | 'embedder' | 'reranker' | 'store';
+export type Role = 'source' | 'chunker' | 'llm' | 'embedder' | 'reranker' | 'store';
 
 export interface RoleTypes {
   source: Source;
   chunker: Chunker;
-  embedder: Embedder;
+  /** A model-provider plugin: a connector per wire API, given the endpoint from Settings (core/providers.ts). */
+  llm: LlmConnector;
+  embedder: EmbedderConnector;
   reranker: Reranker;
   store: Store;
 }
@@ -68,6 +71,9 @@ export function defineSource<O, D extends DepTokens>(d: Omit<SourceDefinition<O,
 }
 export function defineChunker<O, D extends DepTokens>(d: DefInput<'chunker', O, D>): Definition<'chunker', O, D> {
   return { role: 'chunker', ...d };
+}
+export function defineLlm<O, D extends DepTokens>(d: DefInput<'llm', O, D>): Definition<'llm', O, D> {
+  return { role: 'llm', ...d };
 }
 export function defineEmbedder<O, D extends DepTokens>(d: DefInput<'embedder', O, D>): Definition<'embedder', O, D> {
   return { role: 'embedder', ...d };

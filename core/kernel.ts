@@ -3,7 +3,8 @@
  * dependencies it declares, and exposes the slots to the ingest and query pipelines.
  */
 import { newContainer, resolveDeps, type DependencyContainer } from './di.ts';
-import type { Chunker, Clock, DocumentFormat, Embedder, Fetch, Logger, Reranker, RuntimeEnv, Source, Store } from './contracts.ts';
+import type { Chunker, Clock, DocumentFormat, Fetch, Logger, Reranker, RuntimeEnv, Source, Store } from './contracts.ts';
+import { Providers, type EmbedderConnector, type LlmConnector } from './providers.ts';
 import type { AnyDefinition, SourceDefinition } from './define.ts';
 import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
@@ -30,7 +31,8 @@ export interface SourceEntry {
 export class Kernel {
   readonly sources = new Map<string, SourceEntry>();
   readonly chunkers: Chunker[] = [];
-  embedder: Embedder | null = null;
+  /** The LLM and embedder of the operator's settings, through the provider plugins (core/providers.ts). */
+  providers!: Providers;
   reranker: Reranker | null = null;
   private opened = false;
   /** Seals and opens secret spec fields (see core/secrets.ts). */
@@ -101,7 +103,14 @@ export async function buildKernel(loaded: LoadedConfig, services: KernelServices
   const kernel = new Kernel(config, file, container, store, logger, clock, services.env);
   container.registerInstance(Tokens.GitCredentials, settingsGitCredentials(store, kernel.secrets));
 
-  if (config.slots.embedder) kernel.embedder = await make<Embedder>(definitions.get('embedder')!.get(config.slots.embedder)!);
+  // Every provider plugin makes its connector; the settings pick one per role at use time.
+  const llmConnectors: LlmConnector[] = [];
+  for (const entry of definitions.get('llm')!.values()) llmConnectors.push(await make<LlmConnector>(entry));
+  const embedderEntries = config.slots.embedder ? [definitions.get('embedder')!.get(config.slots.embedder)!] : [...definitions.get('embedder')!.values()];
+  const embedderConnectors: EmbedderConnector[] = [];
+  for (const entry of embedderEntries) embedderConnectors.push(await make<EmbedderConnector>(entry));
+  kernel.providers = new Providers(store, kernel.secrets, { llm: llmConnectors, embedder: embedderConnectors }, logger);
+  container.registerInstance(Tokens.Providers, kernel.providers);
   if (config.slots.reranker) kernel.reranker = await make<Reranker>(definitions.get('reranker')!.get(config.slots.reranker)!);
   const chunkerKinds = config.slots.chunkers ?? [...definitions.get('chunker')!.keys()];
   for (const kind of chunkerKinds) kernel.chunkers.push(await make<Chunker>(definitions.get('chunker')!.get(kind)!));

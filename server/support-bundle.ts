@@ -256,7 +256,7 @@ async function gatherSections(kernel: Kernel, o: SupportBundleOptions): Promise<
           .filter(([k, v]) => SHOWN_ENV.test(k) && v !== undefined)
           .map(([k, v]) => [k, SECRET_ENV.test(k) ? (v === '' ? '' : REDACTED) : v]),
       ),
-      slots: { embedder: kernel.embedder?.model ?? null, reranker: kernel.reranker ? 'configured' : null, chunkers: kernel.chunkers.map((c) => c.formats) },
+      slots: { embedder: (await kernel.providers.embedder())?.model ?? null, reranker: kernel.reranker ? 'configured' : null, chunkers: kernel.chunkers.map((c) => c.formats) },
     })),
   ]);
   sections.push([

@@ -117,7 +117,7 @@ export class ApiService {
    */
   answerFingerprint(): string {
     const { query, slots } = this.kernel.config;
-    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null, this.kernel.embedder ? 'embedder' : null]);
+    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null]);
   }
 
   /** Whether the MCP endpoint must refuse requests without a key (setting `mcp.requireKey`). */

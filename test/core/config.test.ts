@@ -1,3 +1,4 @@
+import { patchSettings } from '../../core/settings.ts';
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
@@ -26,7 +27,7 @@ before(() => {
       role: 'embedder', kind: 'fake', deps: { logger: Symbol.for('refdesk:core.logger') },
       options: { type: 'object', additionalProperties: false, required: ['apiKey'], properties: {
         apiKey: { type: 'string', writeOnly: true, pattern: '^sk-' }, dims: { type: 'integer', default: 8 } } },
-      create(options, deps) { return { model: 'fake', dimensions: options.dims, hasLogger: !!deps.logger, async embed(t) { return t.map(() => new Float32Array(options.dims)); } }; } }] };`,
+      create(options, deps) { return { api: 'openai', connect(endpoint) { return { model: endpoint.model, dimensions: options.dims, hasLogger: !!deps.logger, async embed(t) { return t.map(() => new Float32Array(options.dims)); } }; } }; } }] };`,
   );
   fixture(
     'future.mjs',
@@ -71,7 +72,13 @@ describe('kernel wiring', () => {
     assert.deepEqual([...kernel.sources.keys()].sort(), ['confluence', 'git', 'llmstxt', 'npm', 'openapi', 'packages', 'pypi', 'upload', 'website']);
     assert.equal(kernel.sources.get('upload')!.def.idPrefix, 'docs');
     assert.ok(kernel.chunkerFor('mdx').formats.includes('mdx'));
-    assert.equal(kernel.embedder, null);
+    await kernel.open();
+    try {
+      assert.equal(await kernel.providers.embedder(), null);
+      assert.equal(await kernel.providers.llm(), null);
+    } finally {
+      await kernel.close();
+    }
   });
 
   test('a third-party plugin by path gets validated options with defaults and its declared deps only', async () => {
@@ -86,9 +93,20 @@ slots:
   embedder: fake
 `,
     );
-    const kernel = await createKernel(file, { env: { dataDir, mode: 'reader' }, logger: quiet });
-    assert.equal(kernel.embedder!.dimensions, 8);
-    assert.equal((kernel.embedder as unknown as { hasLogger: boolean }).hasLogger, true);
+    const kernel = await createKernel(file, { env: { dataDir: join(dir, 'data-embedder'), mode: 'server' }, logger: quiet });
+    await kernel.open();
+    try {
+      // No embedding provider in the settings: no embedder, whatever plugins are loaded.
+      assert.equal(await kernel.providers.embedder(), null);
+      await patchSettings(kernel.store, kernel.secrets, { embedding: { provider: 'openai', apiKey: 'sk-test', model: 'fake-model' } });
+      kernel.providers.invalidate();
+      const embedder = await kernel.providers.embedder();
+      assert.equal(embedder!.dimensions, 8);
+      assert.equal(embedder!.model, 'fake-model');
+      assert.equal((embedder as unknown as { hasLogger: boolean }).hasLogger, true);
+    } finally {
+      await kernel.close();
+    }
   });
 });
 
