@@ -5,9 +5,11 @@
  *  2. starts the real server (server/main.ts) on that directory and asks every question through
  *     GET /api/v2/context?type=json, judging the returned snippets against the gold;
  *  3. asks the same questions of MiniSearch (default BM25) over exactly the stored snippets;
- *  4. writes summary.json (and questions.json, every question's result) and prints a table.
+ *  4. with --baseline sections, also asks a plain BM25 over the heading sections of the same pages
+ *     (section-baseline.ts: the issue 22 baseline);
+ *  5. writes summary.json (and questions.json, every question's result) and prints a table.
  *
- *   npm run bench -- --questions FILE.jsonl [--corpora DIR] [--out DIR] [--only a,b] [--rounds N] [--keep]
+ *   npm run bench -- --questions FILE.jsonl [--corpora DIR] [--out DIR] [--only a,b] [--rounds N] [--keep] [--baseline sections]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
 import { buildBaseline } from './baseline.ts';
+import { buildSectionBaseline, readSectionDocs } from './section-baseline.ts';
 import { readCorpora, readQuestions, type CorpusInfo } from './inputs.ts';
 import { hasGold, judgeQuestion, goldRanks, percentile, type BenchQuestion, type Metrics, type RetrievedRef } from './metrics.ts';
 import { startServer } from './server-process.ts';
@@ -50,9 +53,11 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       keep: { type: 'boolean', default: false },
+      baseline: { type: 'string' },
     },
   });
   if (!values.questions) throw new Error('Give the questions: npm run bench -- --questions FILE.jsonl');
+  if (values.baseline !== undefined && values.baseline !== 'sections') throw new Error('--baseline takes "sections" (plain BM25 over the pages\' heading sections).');
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer.');
   const only = values.only ? new Set(values.only.split(',').map((s) => s.trim())) : null;
@@ -73,7 +78,8 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-bench-'));
   try {
     const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)));
-    const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir);
+    const sectionDirs = values.baseline === 'sections' ? new Map(corpora.map((c) => [c.name, c.dir])) : null;
+    const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir, sectionDirs);
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     console.log('\n' + formatTable(summary));
     console.log(`\nwrote ${join(outDir, 'summary.json')} and questions.json`);
@@ -126,6 +132,7 @@ async function askAll(
   ingest: Record<string, IngestFigures>,
   rounds: number,
   outDir: string,
+  sectionDirs: Map<string, string> | null,
 ): Promise<Summary> {
   const server = await startServer(ROOT, dataDir);
   const refdesk = new Map<string, Answer>();
@@ -155,6 +162,20 @@ async function askAll(
     minisearch.set(q.id, { refs: top.map(refOf), tokens: top.reduce((n, s) => n + s.tokens, 0), ms });
   }
 
+  // The section baseline: the same pages Refdesk stored snippets of, cut at their headings.
+  const sectionAnswers = sectionDirs ? new Map<string, Answer>() : null;
+  const sectionLatencies: number[] = [];
+  if (sectionDirs && sectionAnswers) {
+    const indexes = new Map([...snippets].map(([corpus, list]) => [corpus, buildSectionBaseline(readSectionDocs(sectionDirs.get(corpus)!, list.map((s) => s.sourcePath)))]));
+    for (const q of questions) {
+      const t = performance.now();
+      const top = indexes.get(q.corpus)!.search(q.question, 10);
+      const ms = performance.now() - t;
+      sectionLatencies.push(ms);
+      sectionAnswers.set(q.id, { refs: top.map((s) => ({ path: s.path, lineStart: s.lineStart, lineEnd: s.lineEnd })), tokens: top.reduce((n, s) => n + s.tokens, 0), ms });
+    }
+  }
+
   const judged = (answers: Map<string, Answer>) =>
     questions.filter(hasGold).map((q) => ({ corpus: q.corpus, metrics: judgeQuestion(answers.get(q.id)!.refs, q.gold) }));
   const tokensOf = (answers: Map<string, Answer>) => questions.map((q) => answers.get(q.id)!.tokens);
@@ -163,10 +184,11 @@ async function askAll(
     systems: {
       refdesk: systemSummary(judged(refdesk), tokensOf(refdesk), latencies),
       minisearch: systemSummary(judged(minisearch), tokensOf(minisearch), baseLatencies),
+      ...(sectionAnswers ? { bm25Sections: systemSummary(judged(sectionAnswers), tokensOf(sectionAnswers), sectionLatencies) } : {}),
     },
     ingest,
   };
-  writeFileSync(join(outDir, 'questions.json'), JSON.stringify(questions.map((q) => details(q, refdesk.get(q.id)!, minisearch.get(q.id)!)), null, 1) + '\n');
+  writeFileSync(join(outDir, 'questions.json'), JSON.stringify(questions.map((q) => details(q, refdesk.get(q.id)!, minisearch.get(q.id)!, sectionAnswers?.get(q.id))), null, 1) + '\n');
   const none = questions.filter((q) => !hasGold(q));
   if (none.length > 0) {
     const t = none.map((q) => refdesk.get(q.id)!.tokens);
@@ -197,7 +219,7 @@ function refOf(s: StoredSnippet): RetrievedRef {
   return { path: s.sourcePath, lineStart: s.lineStart, lineEnd: s.lineEnd };
 }
 
-function details(q: BenchQuestion, r: Answer, b: Answer) {
+function details(q: BenchQuestion, r: Answer, b: Answer, sec?: Answer) {
   const one = (a: Answer) => {
     const out: { tokens: number; ms: number; goldRanks?: number[]; metrics?: Metrics; top: string[] } = {
       tokens: a.tokens,
@@ -210,7 +232,7 @@ function details(q: BenchQuestion, r: Answer, b: Answer) {
     }
     return out;
   };
-  return { id: q.id, corpus: q.corpus, type: q.type, question: q.question, refdesk: one(r), minisearch: one(b) };
+  return { id: q.id, corpus: q.corpus, type: q.type, question: q.question, refdesk: one(r), minisearch: one(b), ...(sec ? { bm25Sections: one(sec) } : {}) };
 }
 
 main().catch((e) => {

@@ -43,33 +43,63 @@ function rawHeading(h: Heading, text: string): string {
 }
 
 /** Every heading section of a markdown (or markdown-like text) page, in document order. */
-export function pageSections(source: string, format: 'markdown' | 'mdx' = 'markdown'): PageSection[] {
+export function pageSections(source: string, format: PageFormat = 'markdown'): PageSection[] {
+  const { headings, end } = readHeadings(source, format);
+  return headings.map((h, i) => {
+    const next = headings.slice(i + 1).find((n) => n.depth <= h.depth);
+    return { heading: h.breadcrumb, depth: h.depth, lines: [h.line, next ? next.line - 1 : end] };
+  });
+}
+
+/**
+ * The page cut at every heading into parts that do not overlap: the text before the first
+ * heading (when there is any), then each heading with its own text up to the next heading of any
+ * level. What a plain search over "the sections" indexes (section-baseline.ts).
+ */
+export function sectionBodies(source: string, format: PageFormat = 'markdown'): PageSection[] {
+  const { headings, end, root } = readHeadings(source, format);
+  const lines = source.split('\n');
+  const out: PageSection[] = [];
+  const first = headings.length > 0 ? headings[0].line : end + 1;
+  if (first > 1 && lines.slice(0, first - 1).some((l) => l.trim() !== '')) out.push({ heading: root, depth: 0, lines: [1, first - 1] });
+  headings.forEach((h, i) => out.push({ heading: h.breadcrumb, depth: h.depth, lines: [h.line, i + 1 < headings.length ? headings[i + 1].line - 1 : end] }));
+  return out;
+}
+
+export type PageFormat = 'markdown' | 'mdx';
+
+interface PageHeadings {
+  headings: Array<{ depth: number; line: number; breadcrumb: string[] }>;
+  /** The breadcrumb's root above the page's headings (its front matter title), or none. */
+  root: string[];
+  /** The page's last non-blank line. */
+  end: number;
+}
+
+function readHeadings(source: string, format: PageFormat): PageHeadings {
   const text = format === 'mdx' ? preprocess(withoutJsxComments(source), 'mdx').text : source;
   const tree: Root = fromMarkdown(text, {
     extensions: [gfm(), frontmatter(['yaml', 'toml'])],
     mdastExtensions: [gfmFromMarkdown(), frontmatterFromMarkdown(['yaml', 'toml'])],
   });
-  const headings: Array<{ depth: number; line: number; text: string }> = [];
+  const found: Array<{ depth: number; line: number; text: string }> = [];
   const walk = (node: { type: string; children?: unknown[] }): void => {
     if (node.type === 'heading') {
       const h = node as Heading;
-      headings.push({ depth: h.depth, line: h.position!.start.line, text: rawHeading(h, text) });
+      found.push({ depth: h.depth, line: h.position!.start.line, text: rawHeading(h, text) });
       return;
     }
     for (const c of (node.children ?? []) as Array<{ type: string; children?: unknown[] }>) walk(c);
   };
   walk(tree);
-  const root = headings.filter((h) => h.depth === 1).length === 1 ? [] : frontMatterTitle(tree);
-  const end = lastLine(text.split('\n'));
-  const out: PageSection[] = [];
+  const root = found.filter((h) => h.depth === 1).length === 1 ? [] : frontMatterTitle(tree);
   const stack: Array<{ depth: number; text: string }> = [];
-  headings.forEach((h, i) => {
+  const headings = found.map((h) => {
     while (stack.length > 0 && stack[stack.length - 1].depth >= h.depth) stack.pop();
     stack.push({ depth: h.depth, text: h.text });
-    const next = headings.slice(i + 1).find((n) => n.depth <= h.depth);
-    out.push({ heading: [...root, ...stack.map((s) => s.text)], depth: h.depth, lines: [h.line, next ? next.line - 1 : end] });
+    return { depth: h.depth, line: h.line, breadcrumb: [...root, ...stack.map((s) => s.text)] };
   });
-  return out;
+  return { headings, root, end: lastLine(text.split('\n')) };
 }
 
 /** The title of the page's YAML front matter, as a one-element list, or none. */

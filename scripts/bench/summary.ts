@@ -16,7 +16,8 @@ export interface IngestFigures {
 
 export interface Summary {
   questions: number;
-  systems: { refdesk: SystemSummary; minisearch: SystemSummary };
+  /** bm25Sections: plain BM25 over the pages' heading sections (npm run bench -- --baseline sections). */
+  systems: { refdesk: SystemSummary; minisearch: SystemSummary; bm25Sections?: SystemSummary };
   ingest: Record<string, IngestFigures>;
 }
 
@@ -63,6 +64,16 @@ export function formatTable(s: Summary): string {
     .map(([k, v]) => `${k} ${(v.ms / 1000).toFixed(1)}s/${v.snippets}`)
     .join(', ');
   const t = s.ingest.total;
+  if (s.systems.bm25Sections) lines.push('', formatSystem('bm25 over sections', s.systems.bm25Sections));
   lines.push(`ingest                total ${(t.ms / 1000).toFixed(1)} s, ${t.snippets} snippets, ${(t.bytes / 1e6).toFixed(1)} MB (${ingest})`);
+  return lines.join('\n');
+}
+
+/** One system's figures alone: per corpus and macro. */
+export function formatSystem(name: string, sys: SystemSummary): string {
+  const head = name.padEnd(20) + '   n' + COLS.map((c) => c.padStart(9)).join('');
+  const row = (corpus: string, m: Metrics) => corpus.padEnd(20) + String(m.n).padStart(4) + COLS.map((c) => m[c].toFixed(3).padStart(9)).join('');
+  const lines = [head, '-'.repeat(head.length), ...Object.entries(sys.perCorpus).map(([c, m]) => row(c, m)), row('macro', sys.macro)];
+  lines.push(`answer size (tokens)  top-10 p50 ${sys.tokens.p50}, p90 ${sys.tokens.p90}`);
   return lines.join('\n');
 }
