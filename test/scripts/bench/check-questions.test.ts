@@ -149,11 +149,12 @@ test('checkQuestions: right gold passes; wrong spans, breadcrumbs, paths, librar
     // The command: exit 1 and a line per problem; exit 0 when all is in order.
     const file = join(dir, 'q.jsonl');
     writeFileSync(file, bad.slice(0, 1).map((x) => JSON.stringify(x)).join('\n') + '\n');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/check-questions.ts'), file, '--corpora', dir], { cwd: ROOT, encoding: 'utf8' });
+    const check = () => spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/check-questions.ts'), file, '--corpora', dir], { cwd: ROOT, encoding: 'utf8' });
+    const run = check();
     assert.equal(run.status, 1, run.stderr);
     assert.match(run.stdout, /lines 5-11 should be 5-15/);
     writeFileSync(file, good.map((x) => JSON.stringify(x)).join('\n') + '\n');
-    const ok = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/check-questions.ts'), file, '--corpora', dir], { cwd: ROOT, encoding: 'utf8' });
+    const ok = check();
     assert.equal(ok.status, 0, ok.stdout + ok.stderr);
     assert.match(ok.stdout, /3 questions, 4 gold sections, 0 problems/);
   } finally {
