@@ -91,6 +91,11 @@ describe('sign-in and setup forms without JavaScript', () => {
     assert.doesNotMatch(wrong.html, /not-the-password/, 'the password is never echoed');
     assert.match(wrong.html, /name="next" value="\/settings"/);
 
+    const script = await postForm(s.base, '/login', { username: '<script>alert(1)</script>', password: 'x', next: '/"><script>alert(2)</script>' });
+    assert.equal(script.status, 401);
+    assert.ok(!script.html.includes('<script>alert'), 'what the visitor typed is escaped');
+    assert.match(script.html, /name="next" value="\/&quot;&gt;&lt;script&gt;/, 'next is kept, escaped');
+
     const empty = await postForm(s.base, '/login', { username: '', password: '' });
     assert.equal(empty.status, 400);
     assert.match(empty.html, /Enter your user name\./);
@@ -170,8 +175,17 @@ describe('sign-in and setup forms without JavaScript', () => {
     assert.equal(again.status, 200);
     assert.match(again.html, /Step 2 of 5: LLM provider/);
     assert.match(again.html, /name="again" value="1"/);
+    assert.match(again.html, /wizard-step-done"><span>Admin credentials<\/span><span class="visually-hidden"> \(set\)/);
+    const emb = await getPage(s.base, '/setup?step=git&again=1', cookie);
+    assert.match(emb.html, /wizard-step-open"><a href="\/setup\?step=llm&amp;again=1">LLM provider<\/a><span class="visually-hidden"> \(not set\)/);
     const next = await postForm(s.base, '/setup', { _csrf: csrf, step: 'llm', again: '1', action: 'skip' }, cookie);
     assert.equal(next.location, '/setup?step=embedding&again=1&skipped=llm');
+    // "Skip the rest of setup" leaves the wizard and records it as skipped.
+    const leave = await postForm(s.base, '/setup', { _csrf: csrf, step: 'embedding', again: '1', action: 'skip-all' }, cookie);
+    assert.equal(leave.location, '/libraries');
+    const skipped = await call(s.base, 'GET', '/api/setup', { headers: { cookie } });
+    assert.equal(skipped.body.wizard.done, true);
+    assert.ok(skipped.body.wizard.skippedAt);
     // Signed out, /setup leads to sign-in and back.
     assert.equal((await getPage(s.base, '/setup')).location, '/login?next=%2Fsetup');
   });

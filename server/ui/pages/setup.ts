@@ -121,12 +121,26 @@ async function savedValues(deps: UiDeps, step: Step, user: UiUser): Promise<Reco
   return { ...(await getAnonymousPermissions(deps.kernel.store)) };
 }
 
+/** The steps whose setting is in place (the credentials changed, a provider or token set). */
+async function configuredSteps(deps: UiDeps, user: UiUser): Promise<Set<StepId>> {
+  const done = new Set<StepId>();
+  if (user.mustChangeCredentials) return done;
+  const view = (await getSettingsView(deps.kernel.store, deps.kernel.secrets)) as Record<string, any>;
+  done.add('credentials');
+  if (view.llm.provider) done.add('llm');
+  if (view.embedding.provider) done.add('embedding');
+  if (view.git.githubToken.set || view.git.gitlabToken.set || view.git.hosts.length) done.add('git');
+  return done;
+}
+
 async function renderStep(ctx: Context, deps: UiDeps, user: UiUser, step: Step, again: boolean, state: StepState, flash: Flash | null, status = 200): Promise<void> {
   const locked = user.mustChangeCredentials;
+  const configured = await configuredSteps(deps, user);
   const steps = SETUP_STEPS.map((s, i) => ({
     id: s.id,
     title: s.title,
-    state: s === step ? 'current' : i < SETUP_STEPS.indexOf(step) ? 'done' : 'todo',
+    // done: set (✓); open: passed without a value; the current one; todo: still ahead.
+    state: s === step ? 'current' : configured.has(s.id) ? 'done' : i < SETUP_STEPS.indexOf(step) ? 'open' : 'todo',
     link: locked || s.id === 'credentials' || s === step ? null : stepUrl(s.id, again),
   }));
   const index = SETUP_STEPS.indexOf(step);
