@@ -3,6 +3,7 @@ import { newRouter } from './router.ts';
 import type { Kernel } from '../../core/kernel.ts';
 import { getStoredProviderSettings } from '../../core/settings.ts';
 import type { Access } from '../access.ts';
+import { getWizardState } from '../setup-state.ts';
 
 export interface SetupStep {
   id: 'credentials' | 'provider' | 'git-token';
@@ -22,7 +23,8 @@ export interface SetupRouteOptions {
 
 /**
  * GET /api/setup: what a first-launch UI still has to ask for, `{done, steps: [{id, done, title,
- * description}]}`. For admins, and for a session that still has to change the factory
+ * description}], wizard: {done, finishedAt?, skippedAt?}}` (`wizard`: the web UI's /setup wizard was
+ * finished or skipped). For admins, and for a session that still has to change the factory
  * credentials (the first thing the UI shows it). Names what is missing, never a value.
  */
 export function setupRoutes(kernel: Kernel, access: Access, opts: SetupRouteOptions = {}): Router {
@@ -54,7 +56,7 @@ export function setupRoutes(kernel: Kernel, access: Access, opts: SetupRouteOpti
         description: 'To index private repositories, give a GitHub or GitLab token, or name a self-managed GitHub/GitLab host with its token (PATCH /api/settings, section git). Public repositories need none.',
       },
     ];
-    ctx.body = { done: steps.every((s) => s.done), steps };
+    ctx.body = { done: steps.every((s) => s.done), steps, wizard: await getWizardState(kernel.store) };
   });
   return r;
 }

@@ -12,6 +12,7 @@ import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
 import type { UiUser } from './render.ts';
 import { redirect } from './render.ts';
+import { getWizardState } from '../setup-state.ts';
 
 /** What the UI's page modules are given (the same objects the API routes use). */
 export interface UiDeps {
@@ -24,8 +25,7 @@ export interface UiDeps {
   licence?: LicenceView;
 }
 
-/** The setting that records that the first-launch wizard was finished or skipped. */
-export const SETUP_WIZARD_SETTING = 'ui.setupWizard';
+export { SETUP_WIZARD_SETTING } from '../setup-state.ts';
 
 /**
  * The signed-in admin session of this request, or null when signed out. An unknown or expired
@@ -49,8 +49,7 @@ export async function credentialsChanged(deps: UiDeps): Promise<boolean> {
 /** Setup is done once the credentials are changed and the wizard was finished or skipped. */
 export async function setupDone(deps: UiDeps): Promise<boolean> {
   if (!(await credentialsChanged(deps))) return false;
-  const v = await deps.kernel.store.getSetting(SETUP_WIZARD_SETTING);
-  return Boolean(v && typeof v === 'object' && ((v as { finishedAt?: unknown }).finishedAt || (v as { skippedAt?: unknown }).skippedAt));
+  return (await getWizardState(deps.kernel.store)).done;
 }
 
 /** `/login?next=<this page>` (only same-site paths are ever followed back). */
