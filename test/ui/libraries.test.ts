@@ -12,6 +12,7 @@ import { bearer, call, createKey, startApiServer, type ApiServer, type Reply } f
 import { listenOnLoopback } from '../helpers/listen.ts';
 import { launchBrowser, newPage, saveScreenshot, type UiPage } from '../helpers/browser.ts';
 import { SETUP_WIZARD_SETTING } from '../../server/ui/page-access.ts';
+import { renameLibrary } from '../../server/api/service.ts';
 
 const PASSWORD = 'correct-horse-battery-staple-41';
 const XSS_TITLE = '<script>alert("title")</script>Evil docs';
@@ -221,6 +222,20 @@ describe('libraries pages in a browser', () => {
     assert.deepEqual(p.consoleErrors, []);
   });
 
+  test('what a library was built from is shown without its secrets (page and log)', async () => {
+    const planted = 'ghp_PLANTEDsecretTOKEN0123456789abcdef';
+    const r = await call(s.base, 'POST', '/api/v2/add/repo/git', { headers: bearer(key), json: { docsRepoUrl: 'https://git.example.com/team/private-docs', gitToken: planted } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(await jobEnded(r.body.jobId), 'failed');
+    const page = await call(s.base, 'GET', `/libraries${r.body.libraryName}`, { headers: cookieHeader() });
+    assert.equal(page.status, 200);
+    assert.ok(!page.text.includes(planted), 'the token is not on the page');
+    assert.match(page.text, /<dt>token<\/dt><dd><code>\[set\]<\/code><\/dd>/);
+    assert.match(page.text, /reads file:\/\/ repositories only/);
+    const del = await call(s.base, 'DELETE', `/api/libraries${r.body.libraryName}`, { headers: bearer(key) });
+    assert.equal(del.status, 200, del.text);
+  });
+
   test('refresh queues a new build through the same function as the API; the page follows it live', async () => {
     const id = '/llmstxt/127_0_0_1-live.txt';
     const p = await adminPage();
@@ -379,6 +394,11 @@ describe('libraries pages in a browser', () => {
     assert.equal(res?.status(), 404);
     assert.match(await p.page.locator('main').innerText(), /Library "\/docs\/nope" not found/);
     assert.deepEqual(p.consoleErrors, ['Failed to load resource: the server responded with a status of 404 (Not Found)'], 'only the page\'s own status');
+    // A renamed library's old page leads to its new one.
+    await renameLibrary(s.kernel, '/llmstxt/127_0_0_1-live.txt', '/docs/renamed-live');
+    const moved = await call(s.base, 'GET', '/libraries/llmstxt/127_0_0_1-live.txt', { headers: cookieHeader() });
+    assert.equal(moved.status, 303);
+    assert.equal(moved.headers.get('location'), '/libraries/docs/renamed-live');
     const forged = await call(s.base, 'POST', '/libraries/docs/guide', { headers: { ...cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' }, body: 'action=delete&confirm=%2Fdocs%2Fguide' });
     assert.equal(forged.status, 403);
     assert.match(forged.text, /Nothing was changed/);
