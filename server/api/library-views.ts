@@ -20,6 +20,12 @@ import type { ApiService } from './service.ts';
 import type { Access } from '../access.ts';
 import { jobJson, queuedJobAnswer } from '../job-access.ts';
 
+/** The `/{libraryId}` of a `*id` wildcard route (API and UI), with its leading slash. */
+export function libraryIdParam(ctx: Context): string {
+  const raw = String(ctx.params.id ?? '');
+  return raw.startsWith('/') ? raw : `/${raw}`;
+}
+
 /** The states a library (and its filter) can be in, as GET /api/libraries?state= takes them. */
 export const LIBRARY_STATES: readonly LibraryState[] = ['initial', 'processing', 'finalized', 'error'];
 

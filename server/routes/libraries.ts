@@ -14,18 +14,11 @@
  * pages call too.
  */
 import type Router from '@koa/router';
-import type { Context } from 'koa';
 import { newRouter } from './router.ts';
 import type { Kernel } from '../../core/kernel.ts';
 import { deleteLibrary, type ApiService } from '../api/service.ts';
 import type { Access } from '../access.ts';
-import { libraryDetailFor, libraryFilterOf, listLibrariesFor, refreshLibraryFor } from '../api/library-views.ts';
-
-/** The `/{libraryId}` part of a wildcard route, with its leading slash. */
-function idParam(ctx: Context): string {
-  const raw = String(ctx.params.id ?? '');
-  return raw.startsWith('/') ? raw : `/${raw}`;
-}
+import { libraryDetailFor, libraryFilterOf, libraryIdParam as idParam, listLibrariesFor, refreshLibraryFor } from '../api/library-views.ts';
 
 export function libraryRoutes(kernel: Kernel, service: ApiService, access: Access): Router {
   const r = newRouter();

@@ -83,24 +83,18 @@ async function addLlmsTxt(path: string): Promise<Reply> {
   return r;
 }
 
-/** Waits (polling the API) until the job has ended; returns its state. */
-async function jobEnded(jobId: string): Promise<string> {
+/** Polls the job through the API until `done(state)`; returns the state. */
+async function waitForJob(jobId: string, done: (state: string) => boolean, what: string): Promise<string> {
   for (let i = 0; i < 400; i++) {
     const r = await call(s.base, 'GET', `/api/jobs/${jobId}`, { headers: bearer(key) });
-    if (['succeeded', 'failed', 'interrupted'].includes(r.body.state)) return r.body.state;
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-  throw new Error(`job ${jobId} did not end`);
-}
-
-async function jobRunning(jobId: string): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const r = await call(s.base, 'GET', `/api/jobs/${jobId}`, { headers: bearer(key) });
-    if (r.body.state === 'running') return;
+    if (done(r.body.state)) return r.body.state;
     await new Promise((ok) => setTimeout(ok, 25));
   }
-  throw new Error(`job ${jobId} did not start`);
+  throw new Error(`job ${jobId} did not ${what}`);
 }
+
+const jobEnded = (jobId: string) => waitForJob(jobId, (st) => ['succeeded', 'failed', 'interrupted'].includes(st), 'end');
+const jobRunning = (jobId: string) => waitForJob(jobId, (st) => st === 'running', 'start').then(() => {});
 
 const rowIds = (p: UiPage) => p.page.locator('#library-list tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-library-id')));
 
@@ -354,6 +348,32 @@ describe('libraries pages in a browser', () => {
     const r = await call(s.base, 'GET', '/libraries/docs/guide?query=' + 'x'.repeat(600), { headers: cookieHeader() });
     assert.equal(r.status, 200);
     assert.match(r.text, /role="alert">The question is longer than 500 characters/);
+    assert.deepEqual(p.consoleErrors, []);
+  });
+
+  test('keyboard only: every control of both pages is reached with Tab, and a question is asked with Enter', async () => {
+    const p = await adminPage();
+    const tabThrough = async (count: number): Promise<string[]> => {
+      const seen: string[] = [];
+      for (let i = 0; i < count; i++) {
+        await p.page.keyboard.press('Tab');
+        seen.push(await p.page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          return el ? `${el.tagName.toLowerCase()}:${el.getAttribute('name') ?? ''}:${(el.textContent ?? '').trim().slice(0, 30)}` : '';
+        }));
+      }
+      return seen;
+    };
+    await p.page.goto(`${s.base}/libraries`);
+    const list = await tabThrough(12);
+    for (const want of ['input:q:', 'select:state:', 'button::Filter', 'a::/docs/guide']) assert.ok(list.some((x) => x.startsWith(want)), `${want} in ${list.join(' | ')}`);
+    await p.page.goto(`${s.base}/libraries/docs/guide`);
+    const detail = await tabThrough(40);
+    for (const want of ['button::Refresh', 'button::Delete…', 'ol::', 'input:query:', 'input:type:', 'button::Ask']) assert.ok(detail.some((x) => x.startsWith(want)), `${want} in ${detail.join(' | ')}`);
+    await p.page.focus('#ask-query');
+    await p.page.keyboard.type('configure widget');
+    await p.page.keyboard.press('Enter');
+    await p.page.locator('#answer article.snippet').first().waitFor();
     assert.deepEqual(p.consoleErrors, []);
   });
 

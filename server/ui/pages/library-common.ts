@@ -1,18 +1,12 @@
 /**
- * What the libraries pages (/libraries and /libraries/{libraryId}) share: the ID in a page's
- * path, the session check of their forms, and how an API error becomes a page.
+ * What the libraries pages (/libraries and /libraries/{libraryId}) share: page paths, the
+ * session check of their forms, and how an API error becomes a page.
  */
 import type { Context } from 'koa';
 import { isRefdeskError } from '../../../core/errors.ts';
 import type { LibraryState } from '../../../core/contracts.ts';
 import { renderPage, type UiUser } from '../render.ts';
 import type { UiDeps } from '../page-access.ts';
-
-/** The `/{libraryId}` of a `/libraries/*id` route, with its leading slash. */
-export function libraryIdParam(ctx: Context): string {
-  const raw = String(ctx.params.id ?? '');
-  return raw.startsWith('/') ? raw : `/${raw}`;
-}
 
 /** The page of a library (`/libraries/docs/python`, `/libraries/npm/@scope/pkg@1.0.0`). */
 export function libraryPath(id: string): string {

@@ -17,13 +17,13 @@ import { QUERY_MAX_LENGTH } from '../../../core/query.ts';
 import { formatLibraryId } from '../../../core/library-id.ts';
 import { ApiError } from '../../api/api-error.ts';
 import { deleteLibrary } from '../../api/service.ts';
-import { libraryDetailFor, refreshLibraryFor, type LibraryDetail } from '../../api/library-views.ts';
+import { libraryDetailFor, libraryIdParam, refreshLibraryFor, type LibraryDetail } from '../../api/library-views.ts';
 import { jobJson } from '../../job-access.ts';
 import { jobLogLines } from '../../routes/jobs.ts';
 import { formBody } from '../../auth/sessions.ts';
 import { guardPage, type UiDeps } from '../page-access.ts';
 import { isHtmx, redirect, renderFragment, renderPage, type Flash, type UiUser } from '../render.ts';
-import { formSessionOk, isBusy, libraryIdParam, libraryPath, renderApiError } from './library-common.ts';
+import { formSessionOk, isBusy, libraryPath, renderApiError } from './library-common.ts';
 
 /** The most log lines a page shows (the newest; the whole log is at GET /api/jobs/{id}/log). */
 export const LOG_LINES_SHOWN = 1000;
