@@ -153,7 +153,7 @@ describe('libraries pages in a browser', () => {
     }
   });
 
-  test('an uploaded library reaches finalized on its page, its log visible', async () => {
+  test('an uploaded library reaches finalized on its page, its log visible; uploaded again, the open page follows the new job', async () => {
     const added = await upload('guide', { 'intro.md': '# Guide\n\nThe guide explains how to configure widgets.\n\n## Configure\n\nCall `widget.configure({ size: 3 })` to configure a widget.\n', 'api/reference.md': '# Reference\n\nThe gadget API reference.\n' }, { title: 'The Guide', description: 'How to use widgets' });
     assert.equal(added.body.libraryId, '/docs/guide');
     const p = await adminPage();
@@ -170,6 +170,14 @@ describe('libraries pages in a browser', () => {
     assert.match(built, /upload/);
     assert.match(built, /\(uploaded file\)/, 'the server path of the upload is not shown');
     assert.equal(await p.page.locator('progress').getAttribute('value'), '1');
+    // Uploaded again while the page is open: the page finds the new job, follows it live to the end.
+    await p.page.evaluate(() => ((window as unknown as { marker: number }).marker = 7));
+    const again = await upload('guide', { 'intro.md': '# Guide\n\nThe guide explains how to configure widgets.\n\n## Configure\n\nCall `widget.configure({ size: 3 })` to configure a widget.\n', 'api/reference.md': '# Reference\n\nThe gadget API reference.\n', 'api/more.md': '# More\n\nMore about gadgets.\n' }, { title: 'The Guide', description: 'How to use widgets' });
+    await p.page.locator(`#job-heading code`, { hasText: String(again.body.jobId).slice(0, 12) }).waitFor({ timeout: 15_000 });
+    await p.page.locator('[data-job-state]', { hasText: 'succeeded' }).waitFor({ timeout: 15_000 });
+    await p.page.locator('[data-job-log]', { hasText: 'finalized: 3 documents' }).waitFor();
+    await p.page.locator('#library-summary table').nth(1).locator('tbody tr').nth(1).waitFor();
+    assert.equal(await p.page.evaluate(() => (window as unknown as { marker?: number }).marker), 7, 'followed without a reload');
     assert.deepEqual(p.consoleErrors, []);
   });
 

@@ -6,9 +6,15 @@
 (function () {
   'use strict';
 
+  // The summary (state, versions, jobs) reloads itself on this event (its hx-trigger).
+  function changed() {
+    document.body.dispatchEvent(new CustomEvent('job-changed', { bubbles: true }));
+  }
+
   function follow(panel) {
     var url = panel.getAttribute('data-events-url');
-    if (!url || !window.EventSource) return;
+    if (!url || !window.EventSource || panel.refdeskFollowing) return;
+    panel.refdeskFollowing = true;
     var log = panel.querySelector('[data-job-log]');
     var stateEl = panel.querySelector('[data-job-state]');
     var stageEl = panel.querySelector('[data-job-stage]');
@@ -106,8 +112,7 @@
           : 'Job ' + end.state + (end.libraryState ? '; the library is ' + end.libraryState + '.' : '.'),
       );
       panel.removeAttribute('data-events-url');
-      // The summary (state, versions, jobs) reloads itself on this event (hx-trigger).
-      document.body.dispatchEvent(new CustomEvent('job-ended', { bubbles: true }));
+      changed();
     });
     source.addEventListener('error', function () {
       if (source.readyState === EventSource.CLOSED) announce('Live updates stopped: reload the page to see the job.');
@@ -129,4 +134,10 @@
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
+  // A newer job swapped in by the page's watch (htmx): follow it, and refresh the summary.
+  document.addEventListener('htmx:load', function (e) {
+    if (!e.target || e.target.id !== 'job') return;
+    start();
+    changed();
+  });
 })();

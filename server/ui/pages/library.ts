@@ -27,6 +27,8 @@ import { formSessionOk, isBusy, libraryPath, renderApiError } from './library-co
 
 /** The most log lines a page shows (the newest; the whole log is at GET /api/jobs/{id}/log). */
 export const LOG_LINES_SHOWN = 1000;
+/** How often a library page looks for a newer job (one started elsewhere) to show and follow. */
+export const JOB_WATCH_SECONDS = 5;
 
 interface AnswerSnippet {
   rank: number;
@@ -129,6 +131,9 @@ async function showLibrary(ctx: Context, deps: UiDeps, user: UiUser, id: string,
     answer: question ? await ask(ctx, deps, id, question.query, question.type) : null,
     question,
     queryMax: QUERY_MAX_LENGTH,
+    // The newest job is shown unless one was picked: then a newer one replaces it when it starts.
+    watchJobs: typeof ctx.query.job !== 'string',
+    watchSeconds: JOB_WATCH_SECONDS,
   };
   const known = (v: unknown): string | null => (typeof v === 'string' && detail.recentJobs.some((j) => j.id === v) ? v : null);
   const queued = known(ctx.query.queued);
@@ -157,6 +162,16 @@ export function registerLibraryPages(r: Router, deps: UiDeps): void {
       if (question || ctx.query.part === 'answer') {
         const answer = question ? await ask(ctx, deps, id, question.query, question.type) : null;
         renderFragment(ctx, 'library/answer', { answer });
+        return;
+      }
+      if (ctx.query.part === 'job') {
+        // 204 (htmx keeps what it has) until a newer job than the one shown exists.
+        const detail = await libraryDetailFor(deps.kernel, deps.access, ctx, id).catch(() => null);
+        if (!detail || (detail.recentJobs[0]?.id ?? '') === String(ctx.query.since ?? '')) {
+          ctx.status = 204;
+          return;
+        }
+        renderFragment(ctx, 'library/job', { panel: await jobPanel(ctx, deps, detail), path: libraryPath(id), watchJobs: true, watchSeconds: JOB_WATCH_SECONDS });
         return;
       }
       if (ctx.query.part === 'summary') {
