@@ -386,12 +386,20 @@ describe('libraries pages in a browser', () => {
   });
 
   test('a library whose title, description, file names, log lines and snippets carry script payloads stays inert', async () => {
-    await upload('xss', { [XSS_FILE]: '# <script>alert("heading")</script> Heading\n\nThe <img src=x onerror=alert("snippet")> payload explains widgets.\n' }, { title: XSS_TITLE, description: XSS_DESCRIPTION });
-    const jobs = await call(s.base, 'GET', '/api/jobs?libraryId=/docs/xss', { headers: bearer(key) });
-    assert.equal(await jobEnded(jobs.body.jobs[0].id), 'succeeded');
+    // Its build waits behind a held one (jobs run one at a time), so its log lines stream in live.
+    const gate = await addLlmsTxt('/held/gate.txt');
+    await jobRunning(gate.body.jobId);
+    const xss = await upload('xss', { [XSS_FILE]: '# <script>alert("heading")</script> Heading\n\nThe <img src=x onerror=alert("snippet")> payload explains widgets.\n' }, { title: XSS_TITLE, description: XSS_DESCRIPTION });
     const p = await adminPage();
     const dialogs: string[] = [];
     p.page.on('dialog', (d) => void dialogs.push(d.message()));
+    await p.page.goto(`${s.base}/libraries/docs/xss`);
+    assert.equal(await p.page.locator('#job[data-events-url]').count(), 1, 'followed live');
+    release('/held/gate.txt');
+    await p.page.locator('[data-job-state]', { hasText: 'succeeded' }).waitFor({ timeout: 15_000 });
+    assert.match(await p.page.locator('[data-job-log]').innerText(), /<img src=x onerror=alert\(1\)>\.md: \d+ snippets/, 'streamed as text');
+    assert.equal(await p.page.locator('main img').count(), 0);
+    assert.equal(await jobEnded(xss.body.jobId), 'succeeded');
     await p.page.goto(`${s.base}/libraries`);
     assert.match(await p.page.locator('tr[data-library-id="/docs/xss"]').innerText(), /<script>alert\("title"\)<\/script>Evil docs/);
     await p.page.goto(`${s.base}/libraries/docs/xss`);
