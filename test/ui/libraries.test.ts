@@ -205,6 +205,7 @@ describe('libraries pages in a browser', () => {
       await p.page.locator('[data-library-state]', { hasText: 'finalized' }).waitFor();
       assert.equal(await p.page.evaluate(() => (window as unknown as { marker?: number }).marker), 42);
       assert.equal(await p.page.locator('[data-job-stage]').innerText(), 'done');
+      assert.match(await p.page.locator('#job-heading').innerText(), /^Last job /);
       assert.deepEqual(p.consoleErrors, []);
     }
     await saveScreenshot(light.page, 'library-finished', 'light');

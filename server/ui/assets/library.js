@@ -98,6 +98,7 @@
       var end = data(e) || {};
       setState(end.state);
       setText(stageEl, end.state === 'succeeded' ? 'done' : end.state);
+      setText(panel.querySelector('[data-job-title]'), 'Last job');
       if (bar) {
         bar.max = 1;
         bar.value = end.state === 'succeeded' ? 1 : 0;
