@@ -16,6 +16,7 @@ const FILES: Record<string, { path: () => string; type: string }> = {
   'sse.js': { path: () => require.resolve('htmx-ext-sse/dist/sse.min.js'), type: 'application/javascript; charset=utf-8' },
   'app.css': { path: () => own('app.css'), type: 'text/css; charset=utf-8' },
   'app.js': { path: () => own('app.js'), type: 'application/javascript; charset=utf-8' },
+  'library.js': { path: () => own('library.js'), type: 'application/javascript; charset=utf-8' },
 };
 
 const cache = new Map<string, Buffer>();
