@@ -51,7 +51,7 @@ const FILE_FIELDS = ['openapiFile', 'file'];
  * closing boundary, a connection that drops mid-body, a file over the limit. On any failure the
  * partial file is removed once its write stream has closed.
  */
-async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }): Promise<{ path: string; fileName: string; title?: string; force: boolean }> {
+export async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }): Promise<{ path: string; fileName: string; title?: string; force: boolean }> {
   if (ctx.request.type !== 'multipart/form-data') {
     throw new RefdeskError('invalid_request', 'Send the specification as multipart/form-data with the file in the "openapiFile" field.');
   }
