@@ -32,15 +32,25 @@ export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploa
     requireKey(principal, 'Adding a library');
     opts.access.requireLicence('Adding a library');
     service.ensureSourceEnabled('openapi');
-    const upload = await receiveSpecFile(ctx, opts);
-    try {
-      ctx.body = await service.addOpenApiUploadFor(principal, upload);
-    } catch (e) {
-      await rm(upload.path, { force: true });
-      throw e;
-    }
+    ctx.body = await addUploadedSpec(ctx, opts, (upload) => service.addOpenApiUploadFor(principal, upload));
   });
   return r;
+}
+
+type SpecUpload = Awaited<ReturnType<typeof receiveSpecFile>>;
+
+/**
+ * Receives a multipart specification upload and adds it with `add` (the key route's, or the web
+ * UI's for an admin session); the saved file is removed when adding fails.
+ */
+export async function addUploadedSpec<T>(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }, add: (upload: SpecUpload) => Promise<T>): Promise<T> {
+  const upload = await receiveSpecFile(ctx, opts);
+  try {
+    return await add(upload);
+  } catch (e) {
+    await rm(upload.path, { force: true });
+    throw e;
+  }
 }
 
 const FILE_FIELDS = ['openapiFile', 'file'];
@@ -51,7 +61,7 @@ const FILE_FIELDS = ['openapiFile', 'file'];
  * closing boundary, a connection that drops mid-body, a file over the limit. On any failure the
  * partial file is removed once its write stream has closed.
  */
-export async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }): Promise<{ path: string; fileName: string; title?: string; force: boolean }> {
+async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }): Promise<{ path: string; fileName: string; title?: string; force: boolean }> {
   if (ctx.request.type !== 'multipart/form-data') {
     throw new RefdeskError('invalid_request', 'Send the specification as multipart/form-data with the file in the "openapiFile" field.');
   }
