@@ -21,7 +21,7 @@ import { sourceKinds } from '../../routes/sources.ts';
 import { parseRepository } from '../../routes/parse.ts';
 import { uploadDocumentation } from '../../routes/upload.ts';
 import { addUploadedSpec } from '../../routes/add.ts';
-import { guardPage, loginUrl, type UiDeps } from '../page-access.ts';
+import { guardPage, type UiDeps } from '../page-access.ts';
 import { isHtmx, redirect, renderPage, type Flash, type UiUser } from '../render.ts';
 import { anonymousFormToken, anonymousFormTokenValid } from '../form-token.ts';
 import { keptValues, problemsByField, readSchemaForm, schemaFields, type FormField } from '../schema-form.ts';
@@ -155,12 +155,14 @@ function noSuchKind(ctx: Context, user: UiUser | null, kinds: AddKind[]): void {
  * visitor with the form token while anonymous parse is On. Undefined: answered already.
  */
 async function poster(ctx: Context, deps: UiDeps): Promise<UiUser | null | undefined> {
+  // Back to the form after sign-in (without the ?_csrf= of a multipart form's action).
+  const toLogin = () => redirect(ctx, `/login?next=${encodeURIComponent(`/add${typeof ctx.query.kind === 'string' ? `?kind=${encodeURIComponent(ctx.query.kind)}` : ''}`)}`);
   let caller;
   try {
     caller = await deps.access.caller(ctx);
   } catch (e) {
     if (isRefdeskError(e) && e.code === 'unauthorized') {
-      redirect(ctx, loginUrl(ctx));
+      toLogin();
       return undefined;
     }
     throw e; // csrf_failed: a 403 {error, message}
@@ -174,7 +176,7 @@ async function poster(ctx: Context, deps: UiDeps): Promise<UiUser | null | undef
   }
   if (caller.kind === 'key') throw new RefdeskError('invalid_request', 'The add page is for browsers; with an API key, use POST /api/admin/add, /api/parse or /api/libraries/upload.');
   if (!(await getAnonymousPermissions(deps.kernel.store)).parse) {
-    redirect(ctx, loginUrl(ctx));
+    toLogin();
     return undefined;
   }
   const refusal = deps.auth.crossSiteRefusal(ctx);
