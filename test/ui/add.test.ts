@@ -45,6 +45,13 @@ async function signIn(context: BrowserContext, base: string): Promise<string> {
   return (await changed.json()).csrfToken as string;
 }
 
+/** Signs a new browser context in with the credentials signIn set; the session's CSRF token. */
+async function signInAgain(context: BrowserContext, base: string): Promise<string> {
+  const r = await context.request.post(`${base}/api/auth/login`, { data: { username: 'operator', password: PASSWORD } });
+  assert.equal(r.status(), 200, await r.text());
+  return (await r.json()).csrfToken as string;
+}
+
 async function setAnonymousParse(context: BrowserContext, base: string, csrf: string, on: boolean): Promise<void> {
   const r = await context.request.patch(`${base}/api/settings`, { data: { anonymous: { parse: on } }, headers: { 'x-csrf-token': csrf } });
   assert.equal(r.status(), 200, await r.text());
@@ -226,8 +233,7 @@ describe('/add in a real browser', () => {
   test('dark theme and phone width', async () => {
     const dark = await newPage(browser, { colorScheme: 'dark' });
     // The first test changed the factory credentials: sign in with the new ones.
-    const login = await dark.context.request.post(`${server.base}/api/auth/login`, { data: { username: 'operator', password: PASSWORD } });
-    assert.equal(login.status(), 200);
+    await signInAgain(dark.context, server.base);
     for (const kind of ['git', 'website', 'confluence', 'upload']) {
       await dark.page.goto(`${server.base}/add?kind=${kind}`);
       await saveScreenshot(dark.page, `add-${kind}`, 'dark');
@@ -238,8 +244,7 @@ describe('/add in a real browser', () => {
     await dark.context.close();
 
     const phone = await newPage(browser, { width: 390 });
-    const again = await phone.context.request.post(`${server.base}/api/auth/login`, { data: { username: 'operator', password: PASSWORD } });
-    assert.equal(again.status(), 200);
+    await signInAgain(phone.context, server.base);
     await phone.page.goto(`${server.base}/add?kind=git`);
     const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 1, `no sideways scrolling at phone width (${overflow}px)`);
@@ -248,10 +253,29 @@ describe('/add in a real browser', () => {
     await phone.context.close();
   });
 
+  test('without JavaScript in the browser: the upload form (multipart, token in its action) and a spec form still add', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      await signInAgain(context, server.base);
+      const page = await context.newPage();
+      const folder = writeDocs(server.scratch, 'nojs', { 'one.md': '# One\n\nFirst.\n' });
+      await page.goto(`${server.base}/add?kind=upload`);
+      await page.getByLabel('Name').fill('no-js');
+      await page.locator('#f-files').setInputFiles(join(folder, 'one.md'));
+      assert.equal(await submitAndLand(page, /\/libraries\/docs\/no-js$/), '/libraries/docs/no-js');
+      await page.goto(`${server.base}/add?kind=wiki`);
+      await page.getByLabel('Site').fill('https://wiki.example.com');
+      await page.getByLabel('Space (required)', { exact: true }).fill('NoJs');
+      assert.equal(await submitAndLand(page, /\/libraries\/wiki\/nojs$/), '/libraries/wiki/nojs');
+      assert.equal((await jobEnded(server, '/docs/no-js')).state, 'succeeded');
+    } finally {
+      await context.close();
+    }
+  });
+
   test('anonymous parse: Off, a signed-out browser is sent to /login; On, it may add a git repository or an upload, and only those', async () => {
     const admin = await newPage(browser);
-    const login = await admin.context.request.post(`${server.base}/api/auth/login`, { data: { username: 'operator', password: PASSWORD } });
-    const csrf = (await login.json()).csrfToken as string;
+    const csrf = await signInAgain(admin.context, server.base);
     const visitor = await newPage(browser);
 
     await setAnonymousParse(admin.context, server.base, csrf, false);
@@ -320,7 +344,7 @@ describe('/add over plain HTTP (no JavaScript)', () => {
     const body = { 'spec.site': 'https://wiki.example.com', 'spec.space': 'Docs', 'spec.maxPages': '5' };
     const refused = await call(server.base, 'POST', '/add?kind=wiki', { headers: { cookie, ...urlencoded }, body: form(body) });
     assert.equal(refused.status, 403);
-    assert.equal(refused.body.error, 'csrf_failed');
+    assert.match(refused.text, /csrf_failed[\s\S]*CSRF token/);
     const ok = await call(server.base, 'POST', '/add?kind=wiki', { headers: { cookie, ...urlencoded }, body: form({ ...body, _csrf: csrf }) });
     assert.equal(ok.status, 303, ok.text);
     assert.equal(ok.headers.get('location'), '/libraries/wiki/docs');
@@ -348,9 +372,10 @@ describe('/add over plain HTTP (no JavaScript)', () => {
     const files: Array<[string, string, string]> = [['file', 'intro.md', '# Intro\n\nHello.\n']];
     const without = await call(server.base, 'POST', '/add?kind=upload', { headers: { cookie }, body: multipart({ name: 'plain' }, files) });
     assert.equal(without.status, 403);
-    assert.equal(without.body.error, 'csrf_failed');
+    assert.match(without.text, /csrf_failed/);
     const apiWithout = await call(server.base, 'POST', '/api/libraries/upload', { headers: { cookie }, body: multipart({ name: 'plain' }, files) });
     assert.equal(apiWithout.status, 403);
+    assert.equal(apiWithout.body.error, 'csrf_failed');
     assert.equal(await server.kernel.store.getLibrary('/docs/plain'), null);
     const page = await call(server.base, 'GET', '/add?kind=upload', { headers: { cookie } });
     const action = /id="add-form" method="post" action="([^"]+)"/.exec(page.text)![1].replace(/&amp;/g, '&');
@@ -382,14 +407,14 @@ describe('/add over plain HTTP (no JavaScript)', () => {
     const body = { url: 'https://github.com/acme/widgets' };
     const noToken = await call(server.base, 'POST', '/add?kind=git', { headers: { cookie: anonCookie, ...urlencoded }, body: form(body) });
     assert.equal(noToken.status, 403);
-    assert.equal(noToken.body.error, 'csrf_failed');
+    assert.match(noToken.text, /csrf_failed[\s\S]*form token/);
     const noCookie = await call(server.base, 'POST', '/add?kind=git', { headers: urlencoded, body: form({ ...body, _csrf: token }) });
     assert.equal(noCookie.status, 403);
     const otherCookie = await call(server.base, 'POST', '/add?kind=git', { headers: { cookie: `refdesk_form=${'x'.repeat(43)}`, ...urlencoded }, body: form({ ...body, _csrf: token }) });
     assert.equal(otherCookie.status, 403);
     const crossSite = await call(server.base, 'POST', '/add?kind=git', { headers: { cookie: anonCookie, origin: 'https://evil.example', ...urlencoded }, body: form({ ...body, _csrf: token }) });
     assert.equal(crossSite.status, 403);
-    assert.equal(crossSite.body.error, 'csrf_failed');
+    assert.match(crossSite.text, /another site/);
     // An admin-only kind is not offered to a signed-out visitor.
     const npm = await call(server.base, 'POST', '/add?kind=npm', { headers: { cookie: anonCookie, ...urlencoded }, body: form({ 'spec.name': 'zod', _csrf: token }) });
     assert.equal(npm.status, 404);

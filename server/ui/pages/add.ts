@@ -242,7 +242,16 @@ export function registerAddPages(r: Router, deps: UiDeps): void {
   });
 
   r.post('/add', async (ctx) => {
-    const user = await poster(ctx, deps);
+    let user: UiUser | null | undefined;
+    try {
+      user = await poster(ctx, deps);
+    } catch (e) {
+      if (!isRefdeskError(e) || e.code !== 'csrf_failed') throw e;
+      // A page answer, not JSON: a stale or foreign form is re-opened from the link.
+      const back = `/add${typeof ctx.query.kind === 'string' ? `?kind=${encodeURIComponent(ctx.query.kind)}` : ''}`;
+      renderPage(ctx, 'message', { title: 'Add a library', nav: 'add', user: null, flash: { kind: 'error', text: 'Not added: the form could not be checked (csrf_failed).' } }, { message: e.message, link: { href: back, text: 'Open the form again' } }, isHtmx(ctx) ? 200 : e.status);
+      return;
+    }
     if (user === undefined) return;
     const kinds = kindsFor(deps, user);
     const kind = chosenKind(ctx, kinds);
