@@ -392,6 +392,15 @@ describe('/add over plain HTTP (no JavaScript)', () => {
     const empty = await call(server.base, 'POST', action, { headers: { cookie }, body: multipart({ name: 'nothing' }, []) });
     assert.equal(empty.status, 400);
     assert.match(empty.text, /No files/);
+    // The upload limits of the settings apply as on the API, and say so on the form.
+    const limit = await call(server.base, 'PATCH', '/api/settings', { json: { uploads: { maxBytes: 1000 } }, headers: { cookie, 'x-csrf-token': csrf } });
+    assert.equal(limit.status, 200, limit.text);
+    const big = await call(server.base, 'POST', action, { headers: { cookie }, body: multipart({ name: 'big', title: 'Big one' }, [['file', 'big.md', `# Big\n\n${'x'.repeat(3000)}\n`]]) });
+    assert.equal(big.status, 422, big.text);
+    assert.match(big.text, /class="flash flash-error">Not added: The upload is larger than 1000 bytes/);
+    assert.match(big.text, /id="f-title"[^>]*value="Big one"/);
+    assert.equal(await server.kernel.store.getLibrary('/docs/big'), null);
+    await call(server.base, 'PATCH', '/api/settings', { json: { uploads: null }, headers: { cookie, 'x-csrf-token': csrf } });
   });
 
   test('signed out with anonymous parse On: the form token (cookie + _csrf) is required, cross-site posts are refused', async () => {
