@@ -138,16 +138,24 @@ function renderAdd(ctx: Context, deps: UiDeps, user: UiUser | null, kinds: AddKi
   renderPage(ctx, 'add/index', { title: 'Add a library', nav: 'add', user, flash }, { kinds, kind, fields, libraryFields, csrf, action, multipart, signedOut: !user }, isHtmx(ctx) ? 200 : status);
 }
 
+/** The `?kind=` of a request ('' when absent). */
+const kindParam = (ctx: Context): string => (typeof ctx.query.kind === 'string' ? ctx.query.kind : '');
+
 /** The tab of `?kind=`, the first when absent; null for a kind this caller has no form for. */
 function chosenKind(ctx: Context, kinds: AddKind[]): AddKind | null {
-  const q = typeof ctx.query.kind === 'string' ? ctx.query.kind : '';
+  const q = kindParam(ctx);
   return q ? (kinds.find((k) => k.id === q) ?? null) : (kinds[0] ?? null);
 }
 
 function noSuchKind(ctx: Context, user: UiUser | null, kinds: AddKind[]): void {
-  const q = typeof ctx.query.kind === 'string' ? ctx.query.kind : '';
+  const q = kindParam(ctx);
   const message = kinds.length === 0 ? 'No source that you may add from is enabled on this server.' : `There is no "${q.slice(0, 60)}" form here${user ? '' : ' for a signed-out visitor'}: choose one of ${kinds.map((k) => k.title).join(', ')}.`;
   renderPage(ctx, 'message', { title: 'Add a library', nav: 'add', user }, { message, link: { href: user ? '/add' : '/login?next=%2Fadd', text: user ? 'All the add forms' : 'Sign in' } }, 404);
+}
+
+/** The form's own page, `/add?kind=<kind>` (never with a multipart action's ?_csrf=). */
+function formPath(ctx: Context): string {
+  return `/add${kindParam(ctx) ? `?kind=${encodeURIComponent(kindParam(ctx))}` : ''}`;
 }
 
 /**
@@ -155,8 +163,8 @@ function noSuchKind(ctx: Context, user: UiUser | null, kinds: AddKind[]): void {
  * visitor with the form token while anonymous parse is On. Undefined: answered already.
  */
 async function poster(ctx: Context, deps: UiDeps): Promise<UiUser | null | undefined> {
-  // Back to the form after sign-in (without the ?_csrf= of a multipart form's action).
-  const toLogin = () => redirect(ctx, `/login?next=${encodeURIComponent(`/add${typeof ctx.query.kind === 'string' ? `?kind=${encodeURIComponent(ctx.query.kind)}` : ''}`)}`);
+  // Back to the form after sign-in.
+  const toLogin = () => redirect(ctx, `/login?next=${encodeURIComponent(formPath(ctx))}`);
   let caller;
   try {
     caller = await deps.access.caller(ctx);
@@ -165,7 +173,7 @@ async function poster(ctx: Context, deps: UiDeps): Promise<UiUser | null | undef
       toLogin();
       return undefined;
     }
-    throw e; // csrf_failed: a 403 {error, message}
+    throw e; // csrf_failed: the post handler answers with a page
   }
   if (caller.kind === 'session') {
     if (caller.session.mustChangeCredentials) {
@@ -188,7 +196,7 @@ async function poster(ctx: Context, deps: UiDeps): Promise<UiUser | null | undef
   return null;
 }
 
-/** Adds what a posted form describes; its library ID. Throws RefdeskError for anything wrong, with `fieldErrors` set when fields are. */
+/** Adds what a posted form describes; its library ID. Throws RefdeskError for anything wrong (with `state.errors` by field when fields are). */
 async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormState): Promise<string> {
   const { kernel, service, jobs, access } = deps;
   const what = `Adding a library (${kind.title})`;
@@ -248,8 +256,7 @@ export function registerAddPages(r: Router, deps: UiDeps): void {
     } catch (e) {
       if (!isRefdeskError(e) || e.code !== 'csrf_failed') throw e;
       // A page answer, not JSON: a stale or foreign form is re-opened from the link.
-      const back = `/add${typeof ctx.query.kind === 'string' ? `?kind=${encodeURIComponent(ctx.query.kind)}` : ''}`;
-      renderPage(ctx, 'message', { title: 'Add a library', nav: 'add', user: null, flash: { kind: 'error', text: 'Not added: the form could not be checked (csrf_failed).' } }, { message: e.message, link: { href: back, text: 'Open the form again' } }, isHtmx(ctx) ? 200 : e.status);
+      renderPage(ctx, 'message', { title: 'Add a library', nav: 'add', user: null, flash: { kind: 'error', text: 'Not added: the form could not be checked (csrf_failed).' } }, { message: e.message, link: { href: formPath(ctx), text: 'Open the form again' } }, isHtmx(ctx) ? 200 : e.status);
       return;
     }
     if (user === undefined) return;
