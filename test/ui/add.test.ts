@@ -171,6 +171,8 @@ describe('/add in a real browser', () => {
     assert.equal((await jobEnded(server, '/docs/team-guide')).state, 'succeeded');
     const lib = await server.kernel.store.getLibrary('/docs/team-guide');
     assert.equal(lib?.title, 'Team guide');
+    // Each file kept its path inside the chosen folder (the upload source drops the folder's own name).
+    assert.deepEqual([...(await server.kernel.store.getDocuments('/docs/team-guide', '')).keys()].sort(), ['intro.md', 'usage/config.md']);
 
     // A git repository made by this test (file URL, allowed by the operator's git options): its job starts.
     await page.goto(`${server.base}/add?kind=git`);
