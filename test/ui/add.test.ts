@@ -206,7 +206,10 @@ describe('/add in a real browser', () => {
     assert.equal(await page.getByLabel('Branch').inputValue(), 'bad..branch');
     assert.equal(await page.getByLabel('Token').inputValue(), '');
     assert.ok(!(await page.content()).includes(PLANTED));
-    assert.match(await page.locator('#flash').innerText(), /fields need fixing/);
+    const summary = await page.locator('#add-errors[role="alert"]').innerText();
+    assert.match(summary, /Not added: some fields need fixing/);
+    assert.match(summary, /Branch: Must match pattern/);
+    assert.equal(await page.locator('#add-errors a').getAttribute('href'), '#f-spec-branch');
     assert.ok(new URL(page.url()).pathname === '/add');
     await saveScreenshot(page, 'add-error', 'light');
 
@@ -366,7 +369,7 @@ describe('/add over plain HTTP (no JavaScript)', () => {
     // A URL the network guard refuses (a literal private address) shows as the form's error.
     const guarded = await call(server.base, 'POST', '/add?kind=llmstxt', { headers: { cookie, ...urlencoded }, body: form({ _csrf: csrf, 'spec.url': 'http://10.1.2.3/llms.txt' }) });
     assert.equal(guarded.status, 403, guarded.text);
-    assert.match(guarded.text, /class="flash flash-error">Not added: /);
+    assert.match(guarded.text, /id="add-errors" role="alert">\s*<p>Not added: Refusing to fetch from &quot;10\.1\.2\.3&quot;/);
     assert.match(guarded.text, /value="http:\/\/10\.1\.2\.3\/llms\.txt"/);
   });
 
@@ -399,7 +402,7 @@ describe('/add over plain HTTP (no JavaScript)', () => {
     assert.equal(limit.status, 200, limit.text);
     const big = await call(server.base, 'POST', action, { headers: { cookie }, body: multipart({ name: 'big', title: 'Big one' }, [['file', 'big.md', `# Big\n\n${'x'.repeat(3000)}\n`]]) });
     assert.equal(big.status, 422, big.text);
-    assert.match(big.text, /class="flash flash-error">Not added: The upload is larger than 1000 bytes/);
+    assert.match(big.text, /<p>Not added: The upload is larger than 1000 bytes/);
     assert.match(big.text, /id="f-title"[^>]*value="Big one"/);
     assert.equal(await server.kernel.store.getLibrary('/docs/big'), null);
     await call(server.base, 'PATCH', '/api/settings', { json: { uploads: null }, headers: { cookie, 'x-csrf-token': csrf } });

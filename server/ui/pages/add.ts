@@ -22,7 +22,7 @@ import { parseRepository } from '../../routes/parse.ts';
 import { uploadDocumentation } from '../../routes/upload.ts';
 import { addUploadedSpec } from '../../routes/add.ts';
 import { guardPage, type UiDeps } from '../page-access.ts';
-import { isHtmx, redirect, renderPage, type Flash, type UiUser } from '../render.ts';
+import { isHtmx, redirect, renderPage, type UiUser } from '../render.ts';
 import { anonymousFormToken, anonymousFormTokenValid } from '../form-token.ts';
 import { keptValues, problemsByField, readSchemaForm, schemaFields, type FormField } from '../schema-form.ts';
 
@@ -113,29 +113,33 @@ function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
 interface FormState {
   values?: Record<string, string>;
   errors?: Record<string, string>;
-  flash?: Flash | null;
+  /** Why the post was refused (shown above the form). */
+  refusal?: string;
 }
 
-/** Field names a form renders (to tell field errors from the form's own). */
-function namesOf(fields: FormField[]): string[] {
-  return fields.flatMap((f) => [f.name, ...namesOf(f.children)]);
+/** The rendered fields, nested ones included. */
+function flatten(fields: FormField[]): FormField[] {
+  return fields.flatMap((f) => [f, ...flatten(f.children)]);
 }
 
 function renderAdd(ctx: Context, deps: UiDeps, user: UiUser | null, kinds: AddKind[], kind: AddKind, state: FormState = {}, status = 200): void {
   const opts = { values: state.values, errors: state.errors };
   const fields = schemaFields(kind.schema, kind.prefix, { ...opts, omit: kind.omit });
   const libraryFields = kind.form === 'spec' ? schemaFields(LIBRARY_SCHEMA, '', opts) : [];
-  const known = new Set([...namesOf(fields), ...namesOf(libraryFields)]);
-  const general = Object.entries(state.errors ?? {})
+  const all = flatten([...fields, ...libraryFields]);
+  // The error summary (role=alert, read out when it appears): each field's problem links to it.
+  const fieldProblems = all.filter((f) => f.error).map((f) => ({ id: f.id, label: f.label, message: f.error }));
+  const known = new Set(all.map((f) => f.name));
+  const other = Object.entries(state.errors ?? {})
     .filter(([name]) => !known.has(name))
     .map(([, message]) => message);
+  const summary = [state.refusal, ...other].filter(Boolean).join(' ');
   const csrf = user ? user.csrfToken : anonymousFormToken(ctx, deps.kernel.secrets);
   const multipart = kind.form === 'upload' || kind.form === 'openapi-file';
   const action = `/add?kind=${encodeURIComponent(kind.id)}${multipart ? `&_csrf=${encodeURIComponent(csrf)}` : ''}`;
-  const text = [state.flash?.text, ...general].filter(Boolean).join(' ');
-  const flash = text ? { kind: state.flash?.kind ?? ('error' as const), text } : null;
+  const data = { kinds, kind, fields, libraryFields, csrf, action, multipart, signedOut: !user, summary, fieldProblems };
   // An htmx post swaps the answer in only on 2xx: a form with its errors is a 200 there.
-  renderPage(ctx, 'add/index', { title: 'Add a library', nav: 'add', user, flash }, { kinds, kind, fields, libraryFields, csrf, action, multipart, signedOut: !user }, isHtmx(ctx) ? 200 : status);
+  renderPage(ctx, 'add/index', { title: 'Add a library', nav: 'add', user }, data, isHtmx(ctx) ? 200 : status);
 }
 
 /** The `?kind=` of a request ('' when absent). */
@@ -236,7 +240,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
       return library.id;
     }
   }
-  throw new RefdeskError('invalid_request', 'Some fields need fixing: see the messages beside them.');
+  throw new RefdeskError('invalid_request', 'some fields need fixing (see the messages beside them).');
 }
 
 export function registerAddPages(r: Router, deps: UiDeps): void {
@@ -270,8 +274,7 @@ export function registerAddPages(r: Router, deps: UiDeps): void {
     } catch (e) {
       if (!isRefdeskError(e) || e.status >= 500) throw e;
       if (e.code === 'csrf_failed' || e.code === 'unauthorized') throw e;
-      const fieldErrors = state.errors && Object.keys(state.errors).length > 0;
-      renderAdd(ctx, deps, user, kinds, kind, { ...state, flash: { kind: 'error', text: fieldErrors ? e.message : `Not added: ${e.message}` } }, e.status);
+      renderAdd(ctx, deps, user, kinds, kind, { ...state, refusal: `Not added: ${e.message}` }, e.status);
     }
   });
 }
