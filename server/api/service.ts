@@ -307,6 +307,11 @@ export class ApiService {
    */
   async addOpenApiUploadFor(principal: Principal, input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
     requireKey(principal, 'Adding a library');
+    return this.addOpenApiUpload(input);
+  }
+
+  /** An uploaded specification file, once the caller may add libraries (a key, or an admin session in the web UI). */
+  async addOpenApiUpload(input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
     this.ensureSourceEnabled('openapi');
     await checkOpenApiUpload(input.path, input.fileName);
     const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
@@ -335,6 +340,18 @@ export class ApiService {
     const target = await this.kernel.store.resolveLibraryAlias(id);
     if (target) throw new RefdeskError('already_exists', `Library ${id} was added before and renamed to ${target}; refresh ${target} instead.`);
     return null;
+  }
+
+  /**
+   * Any enabled source but upload, from its spec (POST /api/admin/add, `refdesk add --source`, the
+   * web UI's add forms): validated against the source's specSchema by addLibrary, then queued.
+   */
+  async addFromSpec(input: Parameters<typeof addLibrary>[1]): Promise<{ library: LibraryRecord; job: JobRecord }> {
+    if (input.source === 'upload') throw new RefdeskError('invalid_request', 'Send files with POST /api/admin/upload (refdesk add <folder>), not a server path.');
+    this.ensureSourceEnabled(input.source);
+    const { library, job } = await addLibrary(this.kernel, input);
+    this.jobs.enqueue(job.id);
+    return { library, job };
   }
 
   private async queueAdd(input: Parameters<typeof addLibrary>[1], what: string): Promise<AddResponse> {

@@ -8,7 +8,8 @@
  *   seen, recorded at most once a minute) and absolute expiry (default 12 hours).
  * - CSRF token: HMAC-SHA256 of the session id, so it is never stored and cannot be derived
  *   without the cookie. Every state-changing request authenticated by the cookie must send it
- *   (header X-CSRF-Token or form field _csrf) and, when the browser sends Origin or Referer,
+ *   (header X-CSRF-Token, form field _csrf, or for a multipart/form-data body `?_csrf=` in the
+ *   URL) and, when the browser sends Origin or Referer,
  *   come from the same origin: otherwise 403 `csrf_failed`.
  * - Factory credentials (`admin` / `refdesk`, no account row): accepted only from a loopback
  *   socket without forwarding headers, or with the setup token of DATA_DIR/setup-token; the
@@ -121,11 +122,19 @@ export class AuthService implements SessionResolver {
     return record;
   }
 
+  /** Why a state change is refused as cross-site (its Origin or Referer is another site), or null. */
+  crossSiteRefusal(ctx: Context): string | null {
+    return crossOriginRefusal(this.options.hosts, ctx.headers);
+  }
+
   private async checkCsrf(ctx: Context, expected: string): Promise<void> {
     const refusal = crossOriginRefusal(this.options.hosts, ctx.headers);
     if (refusal) throw new RefdeskError('csrf_failed', refusal);
     let sent = ctx.get('x-csrf-token');
     if (!sent) sent = String((await formBody(ctx))?._csrf ?? '');
+    // A multipart form (a file upload without JavaScript) carries it in its action's query string:
+    // its body is streamed to the route, so it cannot be read here first.
+    if (!sent && ctx.is('multipart/form-data') && typeof ctx.query._csrf === 'string') sent = ctx.query._csrf;
     if (!sent || !safeEqual(sent, expected)) {
       throw new RefdeskError(
         'csrf_failed',

@@ -32,15 +32,25 @@ export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploa
     requireKey(principal, 'Adding a library');
     opts.access.requireLicence('Adding a library');
     service.ensureSourceEnabled('openapi');
-    const upload = await receiveSpecFile(ctx, opts);
-    try {
-      ctx.body = await service.addOpenApiUploadFor(principal, upload);
-    } catch (e) {
-      await rm(upload.path, { force: true });
-      throw e;
-    }
+    ctx.body = await addUploadedSpec(ctx, opts, (upload) => service.addOpenApiUploadFor(principal, upload));
   });
   return r;
+}
+
+type SpecUpload = Awaited<ReturnType<typeof receiveSpecFile>>;
+
+/**
+ * Receives a multipart specification upload and adds it with `add` (the key route's, or the web
+ * UI's for an admin session); the saved file is removed when adding fails.
+ */
+export async function addUploadedSpec<T>(ctx: Context, opts: { dataDir: string; maxUploadBytes: number }, add: (upload: SpecUpload) => Promise<T>): Promise<T> {
+  const upload = await receiveSpecFile(ctx, opts);
+  try {
+    return await add(upload);
+  } catch (e) {
+    await rm(upload.path, { force: true });
+    throw e;
+  }
 }
 
 const FILE_FIELDS = ['openapiFile', 'file'];

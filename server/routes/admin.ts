@@ -142,11 +142,9 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     const body = objectBody(await readJsonBody(ctx));
     onlyFields(body, ['source', 'spec', 'id', 'version', 'title', 'description']);
     const source = requiredField(body, 'source', 40);
-    if (source === 'upload') throw new RefdeskError('invalid_request', 'Send files with POST /api/admin/upload (refdesk add <folder>), not a server path.');
     const spec = body.spec;
-    if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) throw new RefdeskError('invalid_request', 'The "spec" field must be an object of source parameters.');
-    service.ensureSourceEnabled(source);
-    const { library, job } = await addLibrary(kernel, {
+    if (source !== 'upload' && (typeof spec !== 'object' || spec === null || Array.isArray(spec))) throw new RefdeskError('invalid_request', 'The "spec" field must be an object of source parameters.');
+    const { library, job } = await service.addFromSpec({
       source,
       spec: spec as Record<string, unknown>,
       id: optionalString(body, 'id', 500),
@@ -154,7 +152,6 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
       title: optionalString(body, 'title', 200),
       description: optionalString(body, 'description', 2000),
     });
-    jobs.enqueue(job.id);
     ctx.status = 202;
     ctx.body = { libraryName: library.id, jobId: job.id, message: `Queued ingest of ${library.id} (job ${job.id}).` };
   });

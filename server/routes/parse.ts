@@ -55,40 +55,50 @@ export function parseRepositoryAddress(raw: string, allowHttpHosts: readonly str
   return { url: text, id: ref.id, provider: ref.url.provider };
 }
 
+/**
+ * Queues the build of the git repository at `rawUrl` (POST /api/parse and the web UI's add form
+ * for signed-out visitors), once the caller's permission was checked: the 202 answer's body.
+ */
+export async function parseRepository(kernel: Kernel, service: ApiService, jobs: JobRunner, rawUrl: string): Promise<Record<string, unknown>> {
+  const { store } = kernel;
+  const address = parseRepositoryAddress(rawUrl, kernel.config.parse?.allowHttpHosts ?? []);
+  service.ensureSourceEnabled('git');
+
+  const existing = await store.getLibrary(address.id);
+  if (existing) {
+    const pending = (await store.listJobs({ libraryId: existing.id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running');
+    // A library whose builds all failed may be parsed again (a retry); anything else is there already.
+    if (existing.state === 'finalized' || pending) {
+      throw new ApiError(
+        'already_exists',
+        pending
+          ? `Library ${existing.id} is already being built (job ${pending.id}, ${pending.state}); follow it at its statusUrl.`
+          : `Library ${existing.id} is already there; refresh it with POST /api/libraries${existing.id}/refresh.`,
+        { details: { libraryId: existing.id, ...(pending ? { jobId: pending.id, ...(await jobUrls(store, pending.id)) } : {}) } },
+      );
+    }
+  } else {
+    const target = await store.resolveLibraryAlias(address.id);
+    if (target) throw new ApiError('already_exists', `Library ${address.id} was parsed before and renamed to ${target}.`, { details: { libraryId: target } });
+  }
+
+  const { library, job } = await addLibrary(kernel, { source: 'git', id: address.id, spec: { url: address.url, provider: address.provider } });
+  jobs.enqueue(job.id);
+  return queuedJobAnswer(store, library.id, job, `Queued ${library.id} from ${address.url.slice(0, 300)} (job ${job.id}); follow it at the statusUrl, or live at the eventsUrl.`);
+}
+
 export function parseRoutes(kernel: Kernel, service: ApiService, jobs: JobRunner, access: Access): Router {
   const r = newRouter();
-  const { store } = kernel;
 
   r.post('/api/parse', async (ctx) => {
     await access.requirePermission(ctx, 'parse', 'Parsing a repository');
     access.requireLicence('Parsing a repository');
     const body = objectBody(await readJsonBody(ctx));
     onlyFields(body, ['url']);
-    const address = parseRepositoryAddress(requiredString(body, 'url', 2000), kernel.config.parse?.allowHttpHosts ?? []);
-    service.ensureSourceEnabled('git');
-
-    const existing = await store.getLibrary(address.id);
-    if (existing) {
-      const pending = (await store.listJobs({ libraryId: existing.id, limit: 50 })).find((j) => j.state === 'queued' || j.state === 'running');
-      // A library whose builds all failed may be parsed again (a retry); anything else is there already.
-      if (existing.state === 'finalized' || pending) {
-        throw new ApiError(
-          'already_exists',
-          pending
-            ? `Library ${existing.id} is already being built (job ${pending.id}, ${pending.state}); follow it at its statusUrl.`
-            : `Library ${existing.id} is already there; refresh it with POST /api/libraries${existing.id}/refresh.`,
-          { details: { libraryId: existing.id, ...(pending ? { jobId: pending.id, ...(await jobUrls(store, pending.id)) } : {}) } },
-        );
-      }
-    } else {
-      const target = await store.resolveLibraryAlias(address.id);
-      if (target) throw new ApiError('already_exists', `Library ${address.id} was parsed before and renamed to ${target}.`, { details: { libraryId: target } });
-    }
-
-    const { library, job } = await addLibrary(kernel, { source: 'git', id: address.id, spec: { url: address.url, provider: address.provider } });
-    jobs.enqueue(job.id);
+    const url = requiredString(body, 'url', 2000);
+    const answer = await parseRepository(kernel, service, jobs, url);
     ctx.status = 202;
-    ctx.body = await queuedJobAnswer(store, library.id, job, `Queued ${library.id} from ${address.url.slice(0, 300)} (job ${job.id}); follow it at the statusUrl, or live at the eventsUrl.`);
+    ctx.body = answer;
   });
 
   return r;

@@ -89,7 +89,7 @@ async function zipFiles(parts: Part[], target: string): Promise<void> {
  * uploads folder. Every failure (malformed or truncated body, over a limit, a bad name) is a 4xx
  * and removes whatever was written.
  */
-async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: number; maxFiles: number }): Promise<{ fields: Record<string, string>; parts: Part[] }> {
+async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: number; maxFiles: number }, browserForm: boolean): Promise<{ fields: Record<string, string>; parts: Part[] }> {
   if (ctx.request.type !== 'multipart/form-data') {
     throw new RefdeskError('invalid_request', 'Send the documentation as multipart/form-data: the files (or one archive) in "file" fields and the library name in "name".');
   }
@@ -106,6 +106,7 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   }
   await mkdir(dir, { recursive: true });
   const fields: Record<string, string> = {};
+  ctx.state.uploadFields = fields;
   const parts: Part[] = [];
   const written: Array<Promise<Error | null>> = [];
   const streams: Readable[] = [];
@@ -126,6 +127,12 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   bb.on('file', (name, stream, info) => {
     let problem: RefdeskError | null = null;
     let relName = '';
+    if (browserForm && name === 'file' && !info.filename) {
+      // An empty file input of a browser form: nothing chosen (its bytes, if any, are dropped).
+      stream.on('error', () => {});
+      stream.resume();
+      return;
+    }
     if (name !== 'file') problem = new RefdeskError('invalid_request', `Unexpected file field "${name.slice(0, 40)}"; send files in "file" fields.`);
     else {
       try {
@@ -173,44 +180,56 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   return { fields, parts };
 }
 
+/**
+ * Receives a multipart upload and queues its build (POST /api/libraries/upload and the web UI's
+ * upload form), once the caller's permission was checked: the 202 answer's body. The form
+ * fields received so far are kept in `ctx.state.uploadFields` (the UI shows them again beside an
+ * error). `browserForm`: a file part with no name and no bytes is what a browser sends for an
+ * empty file input; it is skipped instead of refused.
+ */
+export async function uploadDocumentation(ctx: Context, kernel: Kernel, service: ApiService, jobs: JobRunner, opts: { browserForm?: boolean } = {}): Promise<Record<string, unknown>> {
+  service.ensureSourceEnabled('upload');
+  // The settings' uploads.* (PATCH /api/settings) win over the config's, read at each request.
+  const limits = await getUploadLimits(kernel.store, kernel.config.uploads ?? { maxBytes: 200 * 1024 * 1024, maxFiles: 1000 });
+  const dir = uploadsDir(kernel.env.dataDir);
+  const { fields, parts } = await receiveUpload(ctx, dir, limits, opts.browserForm ?? false);
+  const target = join(dir, `${randomUUID()}.upload`);
+  try {
+    const kinds = await Promise.all(parts.map((p) => archiveKind(p.file)));
+    if (parts.length === 1 && kinds[0]) {
+      await rename(parts[0].file, target);
+    } else {
+      const archive = parts.find((_, i) => kinds[i]);
+      if (archive) throw new RefdeskError('invalid_request', `"${archive.name.slice(0, 80)}" is an archive: send one archive alone, or plain files without archives.`);
+      await zipFiles(parts, target);
+    }
+    const { library, job } = await addLibrary(kernel, {
+      source: 'upload',
+      name: fields.name.trim(),
+      version: fields.version?.trim() || undefined,
+      title: fields.title?.trim().slice(0, 200) || undefined,
+      description: fields.description?.trim().slice(0, 2000) || undefined,
+      spec: { path: target },
+    });
+    jobs.enqueue(job.id);
+    return await queuedJobAnswer(kernel.store, library.id, job, `Queued ${library.id} from ${parts.length === 1 ? `"${parts[0].name.slice(0, 80)}"` : `${parts.length} files`} (job ${job.id}).`);
+  } catch (e) {
+    await rm(target, { force: true });
+    throw e;
+  } finally {
+    await Promise.all(parts.map((p) => rm(p.file, { force: true })));
+  }
+}
+
 export function uploadRoutes(kernel: Kernel, service: ApiService, jobs: JobRunner, access: Access): Router {
   const r = newRouter();
 
   r.post('/api/libraries/upload', async (ctx) => {
     await access.requirePermission(ctx, 'parse', 'Uploading documentation');
     access.requireLicence('Uploading documentation');
-    service.ensureSourceEnabled('upload');
-    // The settings' uploads.* (PATCH /api/settings) win over the config's, read at each request.
-    const limits = await getUploadLimits(kernel.store, kernel.config.uploads ?? { maxBytes: 200 * 1024 * 1024, maxFiles: 1000 });
-    const dir = uploadsDir(kernel.env.dataDir);
-    const { fields, parts } = await receiveUpload(ctx, dir, limits);
-    const target = join(dir, `${randomUUID()}.upload`);
-    try {
-      const kinds = await Promise.all(parts.map((p) => archiveKind(p.file)));
-      if (parts.length === 1 && kinds[0]) {
-        await rename(parts[0].file, target);
-      } else {
-        const archive = parts.find((_, i) => kinds[i]);
-        if (archive) throw new RefdeskError('invalid_request', `"${archive.name.slice(0, 80)}" is an archive: send one archive alone, or plain files without archives.`);
-        await zipFiles(parts, target);
-      }
-      const { library, job } = await addLibrary(kernel, {
-        source: 'upload',
-        name: fields.name.trim(),
-        version: fields.version?.trim() || undefined,
-        title: fields.title?.trim().slice(0, 200) || undefined,
-        description: fields.description?.trim().slice(0, 2000) || undefined,
-        spec: { path: target },
-      });
-      jobs.enqueue(job.id);
-      ctx.status = 202;
-      ctx.body = await queuedJobAnswer(kernel.store, library.id, job, `Queued ${library.id} from ${parts.length === 1 ? `"${parts[0].name.slice(0, 80)}"` : `${parts.length} files`} (job ${job.id}).`);
-    } catch (e) {
-      await rm(target, { force: true });
-      throw e;
-    } finally {
-      await Promise.all(parts.map((p) => rm(p.file, { force: true })));
-    }
+    const answer = await uploadDocumentation(ctx, kernel, service, jobs);
+    ctx.status = 202;
+    ctx.body = answer;
   });
 
   return r;
