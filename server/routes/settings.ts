@@ -3,27 +3,12 @@ import type { Context } from 'koa';
 import { newRouter } from './router.ts';
 import type { Kernel } from '../../core/kernel.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { getResolvedProviders, getSettingsView, patchSettings } from '../../core/settings.ts';
+import { getSettingsView } from '../../core/settings.ts';
 import { readJsonBody } from '../body.ts';
-import { actorOf } from '../audit.ts';
-import type { Access, Caller } from '../access.ts';
-import { checkProviders } from '../provider-check.ts';
+import type { Access } from '../access.ts';
+import { changeSettings, testProviderSettings, type SettingsAudit } from '../operator-actions.ts';
 
-/**
- * One audit entry, as server/audit.ts (the auth module) records it. Entries name the fields that
- * changed, never their values.
- */
-export interface SettingsAuditEntry {
-  actor: string;
-  action: string;
-  target?: string;
-  outcome: 'success' | 'failure';
-  client: string;
-  details?: Record<string, unknown>;
-}
-
-/** Where settings changes are recorded; createApp passes the audit log's writer (default: the server log). */
-export type SettingsAudit = (entry: SettingsAuditEntry) => void | Promise<void>;
+export type { SettingsAudit, SettingsAuditEntry } from '../operator-actions.ts';
 
 export interface SettingsRouteOptions {
   audit?: SettingsAudit;
@@ -49,15 +34,8 @@ export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRou
   r.patch('/api/settings', async (ctx: Context) => {
     const caller = await access.requireAdmin(ctx, 'Changing the settings');
     const body = await readJsonBody(ctx);
-    let change;
-    try {
-      change = await patchSettings(kernel.store, kernel.secrets, body);
-    } catch (e) {
-      await audit({ actor: actorOf(caller), action: 'settings.change', outcome: 'failure', client: caller.client, details: { error: (e as RefdeskError).code ?? 'internal_error' } });
-      throw e;
-    }
-    await audit({ actor: actorOf(caller), action: 'settings.change', outcome: 'success', client: caller.client, details: { changed: change.changed, cleared: change.cleared } });
-    ctx.body = { ...(await getSettingsView(kernel.store, kernel.secrets)), changed: change.changed, cleared: change.cleared };
+    const { view, changed, cleared } = await changeSettings(kernel, audit, caller, body);
+    ctx.body = { ...view, changed, cleared };
   });
 
   r.post('/api/settings/test', async (ctx) => {
@@ -69,10 +47,7 @@ export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRou
     if (extra.length) throw new RefdeskError('invalid_request', `Unknown field "${extra[0].slice(0, 40)}": the body takes only "timeoutMs" (the test uses the saved settings; PATCH /api/settings first).`);
     const t = (body as { timeoutMs?: unknown }).timeoutMs;
     if (t !== undefined && (typeof t !== 'number' || !Number.isInteger(t) || t < 1 || t > 30_000)) throw new RefdeskError('invalid_request', '"timeoutMs" must be an integer from 1 to 30000.');
-    const resolved = await getResolvedProviders(kernel.store, kernel.secrets).catch(() => {
-      throw new RefdeskError('invalid_request', 'A saved key cannot be opened with this server\'s sealing key (ENCRYPTION_KEY or DATA_DIR/secret.key changed; GET /api/settings shows it "unreadable"): enter it again with PATCH /api/settings.');
-    });
-    ctx.body = await checkProviders(resolved, { timeoutMs: (t as number | undefined) ?? opts.checkTimeoutMs ?? 10_000 });
+    ctx.body = await testProviderSettings(kernel, (t as number | undefined) ?? opts.checkTimeoutMs ?? 10_000);
   });
   return r;
 }
