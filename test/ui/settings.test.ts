@@ -13,28 +13,14 @@ import { launchBrowser, newPage, saveScreenshot, type UiPage } from '../helpers/
 import { send, startServer as startHttp, type TestServer } from '../helpers/route-server.ts';
 import { getAnonymousPermissions, getPolicy, getStoredUploadLimits } from '../../core/settings.ts';
 import { SETTINGS_SECTIONS } from '../../server/ui/pages/settings.ts';
+import { PASSWORD, firstAdminSession, realConsoleErrors, signIn } from './settings-session.ts';
 
-export const PASSWORD = 'a-long-operator-password-1';
 const LLM_KEY = 'sk-PlantedLlmKey-7c1d9e2f4a6b8c0d';
 const EMBED_KEY = 'sk-PlantedEmbedKey-0f1e2d3c4b5a6978';
 const GITHUB_TOKEN = 'ghp_PlantedGithubToken1234567890abcd';
 const HOST_TOKEN = 'glpat-PlantedHostToken-99887766';
 const TYPED_KEY = 'sk-PlantedTypedKeyOfARefusedForm-5544';
 const SECRETS = [LLM_KEY, EMBED_KEY, GITHUB_TOKEN, HOST_TOKEN, TYPED_KEY];
-
-/** Signs a browser context in through the API (its cookie jar is the browser's); answers the CSRF token. */
-export async function signIn(context: BrowserContext, base: string, username: string, password: string): Promise<string> {
-  const r = await context.request.post(`${base}/api/auth/login`, { data: { username, password } });
-  assert.equal(r.status(), 200, await r.text());
-  return (await r.json()).csrfToken as string;
-}
-
-/** A fresh server's first sign-in: the factory credentials, changed to operator / PASSWORD. */
-export async function firstAdminSession(context: BrowserContext, base: string): Promise<void> {
-  const csrf = await signIn(context, base, 'admin', 'refdesk');
-  const r = await context.request.post(`${base}/api/auth/credentials`, { data: { currentPassword: 'refdesk', newUsername: 'operator', newPassword: PASSWORD }, headers: { 'x-csrf-token': csrf } });
-  assert.equal(r.status(), 200, await r.text());
-}
 
 /** The `Cookie` header of a browser context (for plain form posts without JavaScript). */
 async function cookieHeader(context: BrowserContext): Promise<string> {
@@ -104,9 +90,7 @@ describe('/settings in a real browser', () => {
   });
 
   after(async () => {
-    // Chromium logs every 4xx document as "Failed to load resource" (a refused form answers 400,
-    // the placeholder pages of other parts 404); anything else (a CSP refusal, a script error) fails.
-    for (const p of pages) assert.deepEqual(p.consoleErrors.filter((e) => !/^Failed to load resource: the server responded with a status of 4\d\d/.test(e)), [], 'no console errors (CSP) on any page');
+    for (const p of pages) assert.deepEqual(realConsoleErrors(p.consoleErrors), [], 'no console errors (CSP) on any page');
     assert.deepEqual(badAssets, [], 'every UI asset loaded');
     await browser?.close();
     await vendor?.close();
