@@ -215,8 +215,20 @@ describe('/settings in a real browser', () => {
     await page.locator('#git-host-1-host-error').waitFor();
     assert.match(await page.locator('#git-host-1-host-error').innerText(), /must be a host name/);
     assert.equal(await page.locator('#git-host-1-host').inputValue(), 'https://bad.example/path');
-    const view = await (await page.request.get(`${server.base}/api/settings`)).json();
-    assert.deepEqual(view.git.hosts.map((h: { host: string }) => h.host), ['git.example.com']);
+    const hostsNow = async () => ((await (await page.request.get(`${server.base}/api/settings`)).json()).git.hosts as Array<{ host: string; token: { set: boolean } }>).map((h) => `${h.host}:${h.token.set}`);
+    assert.deepEqual(await hostsNow(), ['git.example.com:true']);
+    // A second host (GitHub Enterprise), then removed again; the first keeps its token throughout.
+    await open('git');
+    await page.locator('#git-host-1-host').fill('ghe.example.com:8443');
+    await page.locator('#git-host-1-provider').selectOption('github');
+    await page.getByRole('button', { name: 'Save git tokens' }).click();
+    await page.waitForURL(/done=saved/);
+    assert.deepEqual(await hostsNow(), ['git.example.com:true', 'ghe.example.com:8443:false']);
+    await page.locator('.host-row', { has: page.locator('input[value="ghe.example.com:8443"]') }).getByLabel('Remove this host').check();
+    await page.getByRole('button', { name: 'Save git tokens' }).click();
+    await page.waitForURL(/done=saved/);
+    assert.deepEqual(await hostsNow(), ['git.example.com:true']);
+    assertNoSecrets(await source(), 'the git page');
     await saveScreenshot(page, 'settings-git', 'light');
   });
 

@@ -156,6 +156,13 @@ function shown(e: unknown): RefdeskError {
   throw e;
 }
 
+/** A refused change: the section again with the API's messages beside the fields, the values kept (never a secret). */
+async function showRefused(ctx: Context, deps: UiDeps, user: UiUser, section: SectionId, e: unknown, f: Form, fields: string[], fallback: string, rename?: (p: string) => string): Promise<void> {
+  const err = shown(e);
+  const { errors, general } = fieldErrors(err.message, fields, rename);
+  await renderSettings(ctx, deps, user, section, { flash: { kind: 'error', text: general.length ? general.join('; ') : fallback }, errors, values: keptValues(f), status: err.status });
+}
+
 export function registerSettingsPages(r: Router, deps: UiDeps): void {
   const { kernel } = deps;
   const record = settingsAuditOf(kernel);
@@ -178,10 +185,7 @@ export function registerSettingsPages(r: Router, deps: UiDeps): void {
       const { changed, cleared } = await changeSettings(kernel, record, g.caller, patch);
       redirect(ctx, doneUrl(section, cleared.length ? 'saved-cleared' : changed.length ? 'saved' : 'unchanged'));
     } catch (e) {
-      const err = shown(e);
-      const { errors, general } = fieldErrors(err.message, Object.keys(f), rename);
-      const text = general.length ? general.join('; ') : 'Nothing was saved: correct the fields marked below.';
-      await renderSettings(ctx, deps, g.user, section, { flash: { kind: 'error', text }, errors, values: keptValues(f), status: err.status });
+      await showRefused(ctx, deps, g.user, section, e, f, Object.keys(f), 'Nothing was saved: correct the fields marked below.', rename);
     }
   };
 
@@ -220,9 +224,7 @@ export function registerSettingsPages(r: Router, deps: UiDeps): void {
       await deps.auth.changeCredentials(ctx, body);
       redirect(ctx, doneUrl('account', 'credentials'));
     } catch (e) {
-      const err = shown(e);
-      const { errors, general } = fieldErrors(err.message, ['currentPassword', 'newUsername', 'newPassword']);
-      await renderSettings(ctx, deps, g.user, 'account', { flash: { kind: 'error', text: general.length ? general.join('; ') : 'The credentials were not changed: see below.' }, errors, values: keptValues(f), status: err.status });
+      await showRefused(ctx, deps, g.user, 'account', e, f, ['currentPassword', 'newUsername', 'newPassword'], 'The credentials were not changed: see below.');
     }
   });
 
@@ -245,9 +247,7 @@ export function registerSettingsPages(r: Router, deps: UiDeps): void {
       const created = await createApiKeyAudited(kernel, deps.service, g.caller, body);
       await renderSettings(ctx, deps, g.user, 'keys', { created, flash: { kind: 'success', text: `API key "${created.record.name || created.record.id}" created: copy it now, it is not shown again.` } });
     } catch (e) {
-      const err = shown(e);
-      const { errors, general } = fieldErrors(err.message, ['name', 'plan', 'role']);
-      await renderSettings(ctx, deps, g.user, 'keys', { flash: { kind: 'error', text: general.length ? general.join('; ') : 'The key was not created: see below.' }, errors, values: keptValues(f), status: err.status });
+      await showRefused(ctx, deps, g.user, 'keys', e, f, ['name', 'plan', 'role'], 'The key was not created: see below.');
     }
   });
 
@@ -281,9 +281,7 @@ export function registerSettingsPages(r: Router, deps: UiDeps): void {
       await changePolicy(deps.service, g.caller, policyPatch(f));
       redirect(ctx, doneUrl('policies', 'policy'));
     } catch (e) {
-      const err = shown(e);
-      const { errors, general } = fieldErrors(err.message, Object.keys(f));
-      await renderSettings(ctx, deps, g.user, 'policies', { flash: { kind: 'error', text: general.length ? general.join('; ') : 'The policy was not saved: see below.' }, errors, values: keptValues(f), status: err.status });
+      await showRefused(ctx, deps, g.user, 'policies', e, f, Object.keys(f), 'The policy was not saved: see below.');
     }
   });
 }
