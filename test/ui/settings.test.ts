@@ -116,6 +116,7 @@ describe('/settings in a real browser', () => {
 
   test('AI providers: saved through the page, kept across a reload, keys write-only; a refused change keeps the values and names the field', async () => {
     await open('providers');
+    assert.equal((await server.kernel.providers.resolved()).llm, null, 'no LLM yet (and the providers have read the settings once)');
     await page.getByLabel('LLM provider').selectOption('custom');
     await page.getByLabel('Model', { exact: true }).fill('local-chat');
     await page.getByLabel('Base URL', { exact: true }).fill(`${vendor.base}/v1`);
@@ -124,6 +125,7 @@ describe('/settings in a real browser', () => {
     await page.getByRole('button', { name: 'Save providers' }).click();
     await page.waitForURL(/section=providers&done=saved/);
     assert.equal(await page.locator('#flash').innerText(), 'Settings saved.');
+    assert.equal((await server.kernel.providers.resolved()).llm?.model, 'local-chat', 'the running server uses the new settings at once');
     await page.reload();
     assert.equal(await page.getByLabel('LLM provider').inputValue(), 'custom');
     assert.equal(await page.getByLabel('Model', { exact: true }).inputValue(), 'local-chat');
@@ -299,6 +301,24 @@ describe('/settings in a real browser', () => {
     assert.match(await page.locator('#flash').innerText(), /revoked/);
     assert.equal(await page.locator('tr', { hasText: 'ci-bot' }).count(), 0);
     assert.equal((await fetch(`${server.base}/api/v2/libs/search?libraryName=x&query=y`, { headers: { authorization: `Bearer ${key}` } })).status, 401);
+  });
+
+  test('a key name that came from an API client is shown as text, never as markup', async () => {
+    const key = await createKey(server.base, { name: '<img src=x onerror=alert(1)><script>alert(2)</script>' });
+    let dialogs = 0;
+    const count = () => dialogs++;
+    page.on('dialog', count);
+    try {
+      await open('keys');
+      assert.equal(await page.locator('img[src="x"]').count(), 0);
+      assert.equal(await page.locator('main script').count(), 0);
+      assert.match(await page.locator('table').innerText(), /<img src=x onerror=alert\(1\)><script>alert\(2\)<\/script>/);
+      assert.equal(dialogs, 0);
+    } finally {
+      page.off('dialog', count);
+    }
+    const id = (await server.kernel.store.listApiKeys()).find((k) => key.startsWith(k.prefix))!.id;
+    await server.kernel.store.revokeApiKey(id);
   });
 
   test('policies: a source type turned off through the page is the policy the API serves', async () => {
