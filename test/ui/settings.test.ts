@@ -341,6 +341,27 @@ describe('/settings in a real browser', () => {
     assert.deepEqual((await getPolicy(server.kernel.store)).libraryFilters.quality.blockedLibraries, ['/acme/old-docs']);
   });
 
+  test('an expired licence: the banner says so on every section, and the policy can be read but not changed', async () => {
+    const expired = await startApiServer({ licence: { days: -3 } });
+    const ex = track(await newPage(browser));
+    try {
+      await firstAdminSession(ex.context, expired.base);
+      await ex.page.goto(`${expired.base}/settings?section=policies`);
+      assert.match(await ex.page.locator('p.banner').innerText(), /^The licence expired on \d{4}-\d\d-\d\d/);
+      assert.equal(await ex.page.getByRole('button', { name: 'Save policy' }).isDisabled(), true);
+      const csrf = (await ex.page.locator('meta[name="csrf-token"]').getAttribute('content'))!;
+      const r = await ex.context.request.post(`${expired.base}/settings/policies`, { form: { _csrf: csrf, 'libraryFilters.mode': 'none' } });
+      assert.equal(r.status(), 403);
+      assert.match(await r.text(), /needs a valid licence/);
+      assert.equal((await getPolicy(expired.kernel.store)).sourceTypes.websites.enabled, true, 'nothing changed');
+      await ex.page.goto(`${expired.base}/settings?section=access`);
+      assert.match(await ex.page.locator('p.banner').innerText(), /expired/);
+    } finally {
+      await ex.context.close();
+      await expired.close();
+    }
+  });
+
   test('licence: licensee, plan, trial, days left; the support bundle downloads through its route', async () => {
     await open('licence');
     const facts = await page.locator('dl.facts').innerText();
