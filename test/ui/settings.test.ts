@@ -101,6 +101,11 @@ describe('/settings in a real browser', () => {
     const r = await fetch(`${server.base}/settings?section=keys`, { redirect: 'manual' });
     assert.equal(r.status, 303);
     assert.equal(r.headers.get('location'), '/login?next=%2Fsettings%3Fsection%3Dkeys');
+    // A form posted after the session ended goes to sign in, then back to the page (not the post's path).
+    const post = await fetch(`${server.base}/settings/access`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'anonymous.delete=on', redirect: 'manual' });
+    assert.equal(post.status, 303);
+    assert.equal(post.headers.get('location'), '/login?next=%2Fsettings');
+    assert.equal((await getAnonymousPermissions(server.kernel.store)).delete, false);
   });
 
   test('every section is reachable as ?section= with a tab marked current, and the trial banner shows', async () => {

@@ -25,7 +25,7 @@ import {
   testProviderSettings,
 } from '../../operator-actions.ts';
 import type { ProviderCheckResult } from '../../provider-check.ts';
-import { guardPage, licenceBanner, loginUrl, type UiDeps } from '../page-access.ts';
+import { guardPage, licenceBanner, type UiDeps } from '../page-access.ts';
 import { isHtmx, redirect, renderFragment, renderPage, type Flash, type UiUser } from '../render.ts';
 import { accessPatch, fieldErrors, gitPatch, policyPatch, providersPatch, type Form } from '../settings-forms.ts';
 
@@ -113,6 +113,9 @@ async function renderSettings(ctx: Context, deps: UiDeps, user: UiUser, section:
   );
 }
 
+/** Where a form post of a signed-out browser goes (back to the page, not to the post's own path). */
+const SIGN_IN_AGAIN = '/login?next=%2Fsettings';
+
 /**
  * For a form post: the admin caller (session checked, CSRF checked), or undefined after
  * answering: signed out -> /login, factory credentials -> /setup, a failed CSRF check -> a 403
@@ -129,13 +132,13 @@ async function guardAction(ctx: Context, deps: UiDeps, what: string): Promise<{ 
       return undefined;
     }
     if (code === 'credentials_change_required') redirect(ctx, '/setup');
-    else if (code === 'unauthorized' || code === 'forbidden') redirect(ctx, loginUrl(ctx));
+    else if (code === 'unauthorized' || code === 'forbidden') redirect(ctx, SIGN_IN_AGAIN);
     else throw e;
     return undefined;
   }
   if (caller.kind !== 'session') {
     // The pages are for a signed-in browser; API keys use the API.
-    redirect(ctx, loginUrl(ctx));
+    redirect(ctx, SIGN_IN_AGAIN);
     return undefined;
   }
   const s = caller.session;
