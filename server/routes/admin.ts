@@ -14,9 +14,9 @@ import { deleteLibrary, type ApiService } from '../api/service.ts';
 import { readJsonBody, saveBody } from '../body.ts';
 import { objectBody, onlyFields, optionalString, requiredString as requiredField } from '../api/params.ts';
 import { MCP_REQUIRE_KEY, getMcpRequireKey, setMcpRequireKey } from '../../core/settings.ts';
-import type { ApiKeyRole } from '../../core/contracts.ts';
 import type { Access, Caller } from '../access.ts';
 import { actorOf, audit } from '../audit.ts';
+import { createApiKeyAudited, listApiKeysWithUsage, revokeApiKeyAudited } from '../operator-actions.ts';
 import { resetAdminAccount } from '../auth/reset.ts';
 import { backupRoute } from '../backup.ts';
 
@@ -53,31 +53,18 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
 
   /** API keys: created (the key is in this answer only), listed, revoked. */
   r.post('/keys', async (ctx) => {
-    const body = objectBody(await readJsonBody(ctx));
-    onlyFields(body, ['name', 'plan', 'role']);
-    const role = optionalString(body, 'role', 20) as ApiKeyRole | undefined;
-    const { key, record } = await service.createKey({ name: optionalString(body, 'name', 100), plan: optionalString(body, 'plan', 100), role });
-    await record_(ctx, 'keys.create', record.id, { name: record.name, plan: record.plan, role: record.role });
+    const { key, record } = await createApiKeyAudited(kernel, service, ctx.state.admin as Caller, await readJsonBody(ctx));
     ctx.status = 201;
     ctx.body = { key, record };
   });
 
   /** Each key with its use of the current rate-limit window (`usage`: used, limit, remaining, resetAt). */
   r.get('/keys', async (ctx) => {
-    const keys = await kernel.store.listApiKeys();
-    ctx.body = {
-      keys: keys.map((k) => {
-        const d = service.rateLimiter.peek(`key:${k.id}`, service.rateLimiter.ruleFor(k.plan));
-        return { ...k, usage: { used: d.limit - d.remaining, limit: d.limit, remaining: d.remaining, resetAt: new Date(d.resetAt * 1000).toISOString() } };
-      }),
-    };
+    ctx.body = { keys: await listApiKeysWithUsage(kernel, service) };
   });
 
   r.delete('/keys/:id', async (ctx) => {
-    const record = await kernel.store.revokeApiKey(ctx.params.id);
-    if (!record) throw new RefdeskError('invalid_request', `Unknown key id "${ctx.params.id.slice(0, 40)}"; list the keys with refdesk keys list.`);
-    await record_(ctx, 'keys.revoke', record.id, { name: record.name });
-    ctx.body = { record };
+    ctx.body = { record: await revokeApiKeyAudited(kernel, ctx.state.admin as Caller, ctx.params.id) };
   });
 
   /**

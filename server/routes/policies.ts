@@ -4,7 +4,7 @@ import type { ApiService } from '../api/service.ts';
 import { principalOf } from '../public-api.ts';
 import { readJsonBody } from '../body.ts';
 import type { Access } from '../access.ts';
-import { actorOf, audit } from '../audit.ts';
+import { changePolicy } from '../operator-actions.ts';
 
 /** GET and PATCH /api/v2/policies */
 export function policyRoutes(service: ApiService, access: Access): Router {
@@ -17,10 +17,7 @@ export function policyRoutes(service: ApiService, access: Access): Router {
     // An admin key or an admin session (server/access.ts).
     const caller = await access.requireAdmin(ctx, 'Changing the policy');
     access.requireLicence('Changing the policy');
-    const body = await readJsonBody(ctx);
-    ctx.body = await service.patchPolicy(body);
-    const fields = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).slice(0, 20) : [];
-    await audit(service.kernel, { actor: actorOf(caller), action: 'policy.change', target: null, outcome: 'success', client: caller.client, details: { fields } });
+    ctx.body = await changePolicy(service, caller, await readJsonBody(ctx));
   });
   return r;
 }

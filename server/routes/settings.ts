@@ -6,9 +6,9 @@ import { RefdeskError } from '../../core/errors.ts';
 import { getSettingsView } from '../../core/settings.ts';
 import { readJsonBody } from '../body.ts';
 import type { Access } from '../access.ts';
-import { changeSettings, testProviderSettings, type SettingsAudit } from '../settings-change.ts';
+import { changeSettings, testProviderSettings, type SettingsAudit } from '../operator-actions.ts';
 
-export type { SettingsAudit, SettingsAuditEntry } from '../settings-change.ts';
+export type { SettingsAudit, SettingsAuditEntry } from '../operator-actions.ts';
 
 export interface SettingsRouteOptions {
   audit?: SettingsAudit;
@@ -33,8 +33,9 @@ export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRou
 
   r.patch('/api/settings', async (ctx: Context) => {
     const caller = await access.requireAdmin(ctx, 'Changing the settings');
-    const change = await changeSettings(kernel, caller, await readJsonBody(ctx), audit);
-    ctx.body = { ...(await getSettingsView(kernel.store, kernel.secrets)), changed: change.changed, cleared: change.cleared };
+    const body = await readJsonBody(ctx);
+    const { view, changed, cleared } = await changeSettings(kernel, audit, caller, body);
+    ctx.body = { ...view, changed, cleared };
   });
 
   r.post('/api/settings/test', async (ctx) => {

@@ -10,6 +10,7 @@ import type { Access, LicenceView } from '../access.ts';
 import type { AuthService } from '../auth/sessions.ts';
 import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
+import { InstalledLicence } from '../licence.ts';
 import type { UiUser } from './render.ts';
 import { redirect } from './render.ts';
 import { getWizardState } from '../setup-state.ts';
@@ -85,4 +86,17 @@ export async function guardPage(ctx: Context, deps: UiDeps, guard: PageGuard = {
   if (guard.anonymous && (await getAnonymousPermissions(deps.kernel.store))[guard.anonymous]) return null;
   redirect(ctx, loginUrl(ctx));
   return undefined;
+}
+
+/**
+ * The banner every page shows (PageFrame.banner) while a trial, expiring or expired licence is
+ * installed; null for a valid full licence or none. Pages call it when they build their frame.
+ */
+export function licenceBanner(deps: Pick<UiDeps, 'licence'>): string | null {
+  const l = deps.licence;
+  if (!(l instanceof InstalledLicence)) return null;
+  const s = l.summary(false);
+  if (s.warning) return s.warning;
+  if (s.trial) return `Trial licence for ${s.licensee}: ${s.daysLeft} day${s.daysLeft === 1 ? '' : 's'} left (until ${s.expiresAt.slice(0, 10)}).`;
+  return null;
 }

@@ -22,6 +22,13 @@
   document.addEventListener('submit', function (e) {
     var form = e.target;
     var q = form.getAttribute && form.getAttribute('data-confirm');
-    if (q && !window.confirm(q)) e.preventDefault();
+    if (!q) return;
+    if (!window.confirm(q)) return e.preventDefault();
+    // Confirmed here: tell the server, so it does not ask again with its confirmation page.
+    if (!form.querySelector('input[name="confirmed"]')) {
+      var c = document.createElement('input');
+      c.type = 'hidden'; c.name = 'confirmed'; c.value = '1';
+      form.appendChild(c);
+    }
   }, true);
 })();

@@ -17,7 +17,7 @@ import { getAnonymousPermissions, getSettingsView, ANONYMOUS_PERMISSIONS, type A
 import { audit } from '../../audit.ts';
 import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.ts';
 import type { ProviderCheck } from '../../provider-check.ts';
-import { changeSettings, testProviderSettings } from '../../settings-change.ts';
+import { changeSettings, settingsAuditOf, testProviderSettings } from '../../operator-actions.ts';
 import { recordWizard } from '../../setup-state.ts';
 import { formCaller, formError, formFields, type FormError } from '../forms.ts';
 import { loginUrl, setupDone, uiUser, type UiDeps } from '../page-access.ts';
@@ -203,7 +203,7 @@ function keptValues(step: Step, form: Record<string, string>): Record<string, un
 }
 
 export function registerSetupPages(r: Router, deps: UiDeps): void {
-  const settingsAudit = (e: Parameters<typeof audit>[1]) => audit(deps.kernel, e).then(() => {});
+  const settingsAudit = settingsAuditOf(deps.kernel);
 
   r.get('/setup', async (ctx) => {
     const user = await uiUser(ctx, deps);
@@ -259,7 +259,7 @@ export function registerSetupPages(r: Router, deps: UiDeps): void {
     if (action === 'skip') return goOn('skipped');
     const testing = action === 'test' && (step.id === 'llm' || step.id === 'embedding');
     try {
-      await changeSettings(deps.kernel, admin, patchOf(step, form), settingsAudit);
+      await changeSettings(deps.kernel, settingsAudit, admin, patchOf(step, form));
     } catch (e) {
       const error = formError(e, LABELS[step.id]);
       // htmx swaps only a 2xx answer: Test connection shows the refusal in its status region.
