@@ -14,7 +14,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { getAnonymousPermissions, getSettingsView, ANONYMOUS_PERMISSIONS, type AnonymousPermission } from '../../../core/settings.ts';
-import { audit } from '../../audit.ts';
 import { MIN_PASSWORD_LENGTH } from '../../auth/passwords.ts';
 import type { ProviderCheck } from '../../provider-check.ts';
 import { changeSettings, settingsAuditOf, testProviderSettings } from '../../operator-actions.ts';
