@@ -140,6 +140,11 @@ export interface Bm25Params {
   codePrior: number;
   /** Apply codePrior only when the question asks how to do something ("how do I", "how to"). */
   codePriorHowTo: boolean;
+  /**
+   * Words written as one (`urlretrieve`, `filename`) are indexed with their halves too, cut
+   * where both are words of the library's own prose (core/search/word-split.ts). false = off.
+   */
+  splitWords: boolean;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -176,6 +181,7 @@ export const DEFAULT_BM25: Bm25Params = {
   phraseMinTokens: 3,
   codePrior: 0.03,
   codePriorHowTo: true,
+  splitWords: true,
 };
 
 /** A question asking how to do something. */
