@@ -40,6 +40,8 @@ export interface QuickResult {
   perCorpus: Record<string, Metrics>;
   /** Per-corpus and macro figures of each half. */
   halves: HalvesFigures;
+  /** Each judged question's figures. */
+  perQuestion: Array<{ id: string; corpus: string; metrics: Metrics }>;
   /** Questions whose gold file is among the first five snippets / whose gold section is. */
   fileHits5: number;
   sectionHits5: number;
@@ -97,6 +99,7 @@ export function runQuestions(
     heldOut: halves.B.macro,
     perCorpus,
     halves,
+    perQuestion: judged,
     fileHits5,
     sectionHits5: judged.filter((j) => j.metrics['hit@5']).length,
     judged: judged.length,
