@@ -275,6 +275,11 @@ export interface Source {
 export interface Chunker {
   /** The document formats this chunker accepts. */
   readonly formats: readonly DocumentFormat[];
+  /**
+   * Raised when the snippets the chunker makes of the same document change (part of the
+   * chunking fingerprint: stored builds are re-chunked, core/rechunk.ts). Absent = 0.
+   */
+  readonly revision?: number;
   chunk(doc: SourceDocument): Snippet[];
 }
 

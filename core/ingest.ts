@@ -417,7 +417,7 @@ function redactError(e: unknown, redact: Redactor): unknown {
  * of a previous build are reused only when this matches, so a new chunker gives fresh snippets.
  */
 export function chunkingFingerprint(kernel: Kernel): string {
-  const chunking = { kernel: KERNEL_VERSION, chunkers: kernel.config.slots.chunkers ?? null, plugins: kernel.config.plugins };
+  const chunking = { kernel: KERNEL_VERSION, chunkers: kernel.config.slots.chunkers ?? null, plugins: kernel.config.plugins, revisions: kernel.chunkers.map((c) => c.revision ?? 0) };
   return createHash('sha1').update(JSON.stringify(chunking)).digest('hex').slice(0, 16);
 }
 

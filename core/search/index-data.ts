@@ -9,7 +9,8 @@ import { buildLatentModel, DEFAULT_LATENT, type LatentModel } from './latent.ts'
 import type { Bm25Params, FieldName, IndexedSnippet } from './lexical-index.ts';
 import { inlinkCounts, resolveSectionLinks } from './links.ts';
 import { groupSections } from './sections.ts';
-import { codeIdentifiers, tokenize } from './tokenize.ts';
+import { codeIdentifiers, stem, tokenize } from './tokenize.ts';
+import { corpusSplitter } from './word-split.ts';
 
 export const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
 
@@ -79,6 +80,23 @@ function sectionFields(members: readonly IndexedSnippet[]): string[][] {
   else for (const d of new Set(members.map((m) => m.description))) prose.push(...tokenize(d));
   const path = tokenize(first.sourcePath.replace(/\.[a-z]+$/i, '').replace(/[/_-]/g, ' '));
   return [heading, parents, code, prose, path, []];
+}
+
+/**
+ * The tokens with the halves of each split word after it, unless its parts follow it already
+ * (the tokenizer gives `useState` as `usestate`, `use`, `state`).
+ */
+function withHalves(toks: readonly string[], split: (t: string) => readonly string[]): string[] {
+  const out: string[] = [];
+  toks.forEach((t, i) => {
+    out.push(t);
+    const halves = split(t);
+    if (halves.length === 0) return;
+    const next = toks.slice(i + 1, i + 1 + halves.length);
+    if (halves.every((h, j) => next[j] === h || next[j] === stem(h))) return;
+    for (const h of halves) out.push(h);
+  });
+  return out;
 }
 
 interface Parent {
@@ -184,6 +202,11 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
       if (words) fields[META][k] = words;
     });
   }
+  // Identifiers written as one word get their halves beside them (headings, code, prose; of
+  // sections, parents and pages alike).
+  const split = params.splitWords ? corpusSplitter(fields[FIELD_ORDER.indexOf('prose')]) : undefined;
+  if (split) for (let k = 0; k < 3; k++) fields[k] = fields[k].map((toks) => withHalves(toks, split));
+  const words = (text: string) => (split ? withHalves(tokenize(text), split) : tokenize(text));
   const dict = new Dictionary();
   const fieldNos = fields.map((docs) => docs.map((toks) => dict.list(toks)));
   // Headings and prose (with the code's names too, sections sharing boilerplate code came near:
@@ -207,13 +230,13 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
   for (const p of parents) {
     const depth = p.depth;
     const crumbs = snippets[sections[p.sections[0]][0]].breadcrumb.slice(0, depth);
-    parentFields[0].push(dict.list(tokenize(crumbs[depth - 1])));
-    parentFields[1].push(dict.list(tokenize(crumbs.slice(0, -1).join(' \n '))));
+    parentFields[0].push(dict.list(words(crumbs[depth - 1])));
+    parentFields[1].push(dict.list(words(crumbs.slice(0, -1).join(' \n '))));
     const code: number[] = [];
     const prose: number[] = [];
     for (const sec of p.sections) {
       const below = snippets[sections[sec][0]].breadcrumb;
-      if (below.length > depth) for (const t of dict.list(tokenize(below.slice(depth).join(' \n ')))) prose.push(t);
+      if (below.length > depth) for (const t of dict.list(words(below.slice(depth).join(' \n ')))) prose.push(t);
       for (const t of fieldNos[2][sec]) code.push(t);
       for (const t of fieldNos[3][sec]) prose.push(t);
     }
@@ -253,13 +276,13 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
       const pg = pageOf[k];
       const first = snippets[members[0]];
       if (grow[0].length <= pg) {
-        grow[0].push(Array.from(dict.list(tokenize(first.pageTitle || first.breadcrumb[0] || ''))));
+        grow[0].push(Array.from(dict.list(words(first.pageTitle || first.breadcrumb[0] || ''))));
         for (let f = 1; f < FIELD_ORDER.length; f++) grow[f].push([]);
         grow[4][pg] = Array.from(fieldNos[4][k]);
         // The page's search words (front matter) are the same for each of its sections.
         grow[META][pg] = Array.from(fieldNos[META][k]);
       }
-      if (first.breadcrumb.length > 1) for (const t of dict.list(tokenize(first.breadcrumb.slice(1).join(' \n ')))) grow[1][pg].push(t);
+      if (first.breadcrumb.length > 1) for (const t of dict.list(words(first.breadcrumb.slice(1).join(' \n ')))) grow[1][pg].push(t);
       for (const t of fieldNos[2][k]) grow[2][pg].push(t);
       for (const t of fieldNos[3][k]) grow[3][pg].push(t);
     });

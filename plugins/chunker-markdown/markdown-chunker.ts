@@ -9,9 +9,11 @@ import type { Code, Heading, Root, RootContent } from 'mdast';
 import type { Chunker, DocumentFormat, Snippet, SourceDocument } from '../../core/contracts.ts';
 import { originalLine } from '../../core/includes/line-map.ts';
 import { preprocess, stripInlineMarkup } from './preprocess.ts';
+import { entrySignature, headingNames, qualifiedName, type EntrySignature } from './entries.ts';
 import {
   estimateTokens,
   firstSentence,
+  firstSentences,
   markdownToPlain,
   normalizeLanguage,
   slugify,
@@ -33,6 +35,8 @@ interface Section {
   startLine: number;
   endLine: number;
   nodes: RootContent[];
+  /** An API reference entry's section (entries.ts): its signature and where it is written. */
+  entry?: EntrySignature & { title: string; line: number; endLine: number };
 }
 
 interface PageMeta {
@@ -44,6 +48,10 @@ interface PageMeta {
 }
 
 const MAX_HEADING_DEPTH = 6;
+/** Signature paragraphs a markdown page needs to be read as reference entries (entries.ts). */
+const MIN_MARKDOWN_ENTRIES = 2;
+/** Longest description of an entry's snippet: its first sentences. */
+const ENTRY_DESCRIPTION_CHARS = 240;
 
 /**
  * Markdown / MDX / markdown-like text chunker. Splits by heading hierarchy; every fenced or
@@ -52,6 +60,8 @@ const MAX_HEADING_DEPTH = 6;
  */
 export class MarkdownChunker implements Chunker {
   readonly formats: readonly DocumentFormat[] = ['markdown', 'mdx', 'text'];
+  /** 2: API reference entries as sections and snippets of their own (entries.ts, issue 22). */
+  readonly revision = 2;
 
   constructor(private readonly options: MarkdownChunkerOptions) {}
 
@@ -125,6 +135,24 @@ export class MarkdownChunker implements Chunker {
       proseSinceCode.push(block.item ? block.md.replace(LEADING_MARKER, '') : block.md);
       if (!sectionFirstProse) sectionFirstProse = block.md;
     });
+
+    if (section.entry) {
+      // The entry's own snippet: its name, its signature as code, its first sentences.
+      const { signature, title, line, endLine } = section.entry;
+      const description = firstSentences(markdownToPlain(sectionFirstProse), ENTRY_DESCRIPTION_CHARS);
+      out.push({
+        ...base,
+        type: 'code',
+        title,
+        description,
+        language: normalizeLanguage('', signature),
+        code: signature,
+        content: '',
+        lineStart: line,
+        lineEnd: endLine,
+        tokens: estimateTokens(title) + estimateTokens(description) + estimateTokens(signature) + 4,
+      });
+    }
 
     // Code snippets.
     pendingCode.forEach(({ node, before, after }, idx) => {
@@ -497,6 +525,12 @@ function splitSections(tree: Root, format: DocumentFormat, lastLine: number): Se
   const stack: Array<{ depth: number; text: string }> = [];
   let cur: Section = { path: [], startLine: 1, endLine: lastLine, nodes: [] };
   let lastRealDepth = 1;
+  // In markdown, a lone signature paragraph is often an example: a page is read as reference
+  // entries only when it holds several (markdown-like text pages are reference pages).
+  const entries = tree.children.map((n) => entrySignature(n));
+  const useEntries = format === 'text' || entries.filter(Boolean).length >= MIN_MARKDOWN_ENTRIES;
+  /** The type the last entry declared under the current heading (its members follow unqualified). */
+  let owner: string | undefined;
 
   const open = (depth: number, text: string, anchor: string | undefined, line: number) => {
     cur.endLine = Math.max(cur.startLine, line - 1);
@@ -506,40 +540,37 @@ function splitSections(tree: Root, format: DocumentFormat, lastLine: number): Se
     cur = { path: stack.map((s) => s.text), anchor, startLine: line, endLine: lastLine, nodes: [] };
   };
 
-  for (const node of tree.children) {
+  tree.children.forEach((node, i) => {
     const line = node.position?.start.line ?? 1;
     if (node.type === 'heading') {
       const { text, anchor } = headingText(node);
-      if (!text) continue;
+      if (!text) return;
       lastRealDepth = node.depth;
+      owner = undefined;
       open(node.depth, text, anchor, line);
-      continue;
+      return;
     }
-    const signature = format === 'text' ? signatureOf(node) : null;
-    if (signature) {
-      open(Math.min(lastRealDepth + 1, MAX_HEADING_DEPTH + 1), signature, slugify(signature.replace(/\(.*$/, '')) || undefined, line);
-      continue;
+    const entry = entries[i];
+    const endLine = node.position?.end.line ?? line;
+    if (entry && cur.nodes.length === 0 && !cur.entry && headingNames(cur.path[cur.path.length - 1], entry.name)) {
+      // The signature right under a heading naming it (javadoc, TypeDoc, Sphinx with headings):
+      // the heading's section is the entry.
+      cur.entry = { ...entry, title: qualifiedName(entry.name, owner), line, endLine };
+      return;
+    }
+    if (entry && useEntries) {
+      const name = qualifiedName(entry.name, owner);
+      if (entry.declaresType) owner = name;
+      open(Math.min(lastRealDepth + 1, MAX_HEADING_DEPTH + 1), name, slugify(name) || undefined, line);
+      cur.entry = { ...entry, title: name, line, endLine };
+      return;
     }
     cur.nodes.push(node);
-  }
+  });
   cur.endLine = Math.max(cur.startLine, lastLine);
   sections.push(cur);
   // Trim trailing blank lines of each section is implicit: endLine is the line before the next heading.
   return sections.filter((s) => s.nodes.length > 0 || s.path.length > 0);
-}
-
-/**
- * In markdown-like text pages (such as Python's library reference), an API entry starts with a
- * paragraph that is only an inline code signature: `awaitable asyncio.gather(*aws, ...)`.
- */
-function signatureOf(node: RootContent): string | null {
-  if (node.type !== 'paragraph' || node.children.length !== 1) return null;
-  const only = node.children[0];
-  if (only.type !== 'inlineCode') return null;
-  const v = only.value.trim();
-  if (v.length < 3 || v.length > 300) return null;
-  if (!/[\w.]+\s*\(|^[\w]+(\.[\w]+)+$|^(class|exception|attribute|method|data)\s/.test(v)) return null;
-  return v;
 }
 
 function readFrontMatter(tree: Root): PageMeta {

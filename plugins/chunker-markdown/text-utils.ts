@@ -64,6 +64,18 @@ export function firstSentence(text: string, max = 100): string {
   return truncate(s.replace(/:$/, ''), max);
 }
 
+/** The first `count` sentences of a text that fit in `max` characters (at least the first, cut to fit). */
+export function firstSentences(text: string, max: number, count = 2): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  const sentences = flat.match(/.+?(?:[.!?](?=\s|$)|$)\s*/g) ?? [flat];
+  let out = '';
+  for (const s of sentences.slice(0, count)) {
+    if (out && (out + s).trim().length > max) break;
+    out += s;
+  }
+  return truncate(out.trim(), max);
+}
+
 const LANGUAGE_ALIASES: Record<string, string> = {
   ts: 'typescript',
   tsx: 'tsx',

@@ -12,6 +12,7 @@ import { buildLexicalIndex, type Bm25Params, type LexicalIndex } from '../../cor
 import { readCorpora, readQuestions } from './inputs.ts';
 import { loadSnippets, searchHits } from './snippet-cache.ts';
 import { aggregate, hasGold, judgeQuestion, percentile, type BenchQuestion, type Metrics } from './metrics.ts';
+import { byHalf, type HalvesFigures } from './halves.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Where the in-process tools find the questions and corpora unless told otherwise. */
@@ -30,14 +31,17 @@ export function formatMetrics(m: Metrics): string {
   return `mrr@10 ${m['mrr@10'].toFixed(3)} hit@1 ${m['hit@1'].toFixed(3)} hit@5 ${m['hit@5'].toFixed(3)} ndcg@10 ${m['ndcg@10'].toFixed(3)}`;
 }
 
-/** Corpora the ranking is tuned on; the others are held out. */
-export const TUNING_CORPORA: ReadonlySet<string> = new Set(['koa', 'fastify', 'hugo', 'vitest', 'zustand']);
-
 export interface QuickResult {
   macro: Metrics;
+  /** Half A of the questions (scripts/bench/halves.ts): the one tuned on. */
   tuning: Metrics;
+  /** Half B: the validation half, never chosen on. */
   heldOut: Metrics;
   perCorpus: Record<string, Metrics>;
+  /** Per-corpus and macro figures of each half. */
+  halves: HalvesFigures;
+  /** Each judged question's figures. */
+  perQuestion: Array<{ id: string; corpus: string; metrics: Metrics }>;
   /** Questions whose gold file is among the first five snippets / whose gold section is. */
   fileHits5: number;
   sectionHits5: number;
@@ -62,7 +66,7 @@ export function runQuestions(
   assembly: AssemblyOptions,
 ): QuickResult {
   let fileHits5 = 0;
-  const judged: Array<{ corpus: string; metrics: Metrics }> = [];
+  const judged: Array<{ id: string; corpus: string; metrics: Metrics }> = [];
   const tokens: number[] = [];
   const searchMs: number[] = [];
   const misses: string[] = [];
@@ -76,7 +80,7 @@ export function runQuestions(
     if (!hasGold(q)) continue;
     const refs = picked.map((s) => ({ path: s.sourcePath, lineStart: s.lineStart, lineEnd: s.lineEnd }));
     const metrics = judgeQuestion(refs, q.gold);
-    judged.push({ corpus: q.corpus, metrics });
+    judged.push({ id: q.id, corpus: q.corpus, metrics });
     if (refs.slice(0, 5).some((r) => q.gold.some((g) => g.path === r.path))) fileHits5++;
     if (metrics['hit@5'] === 0) {
       misses.push(
@@ -88,12 +92,14 @@ export function runQuestions(
     }
   }
   const { macro, perCorpus } = aggregate(judged);
-  const half = (tuning: boolean) => aggregate(judged.filter((j) => TUNING_CORPORA.has(j.corpus) === tuning)).macro;
+  const halves = byHalf(judged);
   return {
     macro,
-    tuning: half(true),
-    heldOut: half(false),
+    tuning: halves.A.macro,
+    heldOut: halves.B.macro,
     perCorpus,
+    halves,
+    perQuestion: judged,
     fileHits5,
     sectionHits5: judged.filter((j) => j.metrics['hit@5']).length,
     judged: judged.length,

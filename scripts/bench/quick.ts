@@ -1,16 +1,18 @@
 /**
  * The quick, in-process form of the benchmark for tuning: the same snippets (ingested once and
  * cached in bench-out/cache until the chunker changes), the same lexical index and context
- * assembly as the server, judged with the same metrics; no HTTP, no baseline. Prints the macro
- * figures of a tuning half and a held-out half of the corpora, so a change that only helps the
- * corpora it was tuned on shows.
+ * assembly as the server, judged with the same metrics; no HTTP, no baseline. Prints the figures
+ * of the two fixed halves of the questions (scripts/bench/halves.ts: A is tuned on, B validates)
+ * side by side per corpus, and the worst corpora, so a change that only helps the half it was
+ * tuned on shows.
  *
  *   npm run bench:quick [-- --questions FILE --corpora DIR --verbose]
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY } from '../../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
-import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, runQuestions, TUNING_CORPORA } from './quick-run.ts';
+import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, runQuestions } from './quick-run.ts';
+import { formatHalves } from './halves.ts';
 
 const { values } = parseArgs({
   options: {
@@ -31,7 +33,8 @@ const assembly = mergeParams(DEFAULT_ASSEMBLY, JSON.parse(values.assembly!));
 const r = runQuestions(questions, buildIndexes(snippets, params), assembly);
 if (values.verbose) for (const m of r.misses) console.log(m);
 
-for (const [c, m] of Object.entries(r.perCorpus)) console.log(`${c.padEnd(9)} ${TUNING_CORPORA.has(c) ? 'T' : 'H'} ${fmt(m)}`);
-console.log(`tuning   ${fmt(r.tuning)}\nheld-out ${fmt(r.heldOut)}\nmacro    ${fmt(r.macro)}`);
+for (const [c, m] of Object.entries(r.perCorpus)) console.log(`${c.padEnd(9)} ${fmt(m)}`);
+console.log(`half A   ${fmt(r.tuning)}\nhalf B   ${fmt(r.heldOut)}\nmacro    ${fmt(r.macro)}\n`);
+console.log(formatHalves(r.perCorpus, r.macro, r.halves));
 console.log(`gold file among the first 5: ${r.fileHits5} of ${r.judged} questions; gold section: ${r.sectionHits5}`);
 console.log(`tokens p50 ${r.tokensP50} p90 ${r.tokensP90}; search+assembly p50 ${r.searchP50.toFixed(2)} ms p99 ${r.searchP99.toFixed(2)} ms`);

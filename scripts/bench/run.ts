@@ -28,6 +28,7 @@ import { readCorpora, readQuestions, type CorpusInfo } from './inputs.ts';
 import { hasGold, judgeQuestion, goldRanks, percentile, type BenchQuestion, type Metrics, type RetrievedRef } from './metrics.ts';
 import { startServer } from './server-process.ts';
 import { formatTable, systemSummary, type IngestFigures, type Summary } from './summary.ts';
+import { byHalf, formatHalves } from './halves.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -82,6 +83,8 @@ async function main(): Promise<void> {
     const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir, sectionDirs);
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     console.log('\n' + formatTable(summary));
+    const r = summary.systems.refdesk;
+    if (r.halves) console.log(`\nrefdesk by half of the questions (A tuned on, B validates):\n${formatHalves(r.perCorpus, r.macro, r.halves)}`);
     console.log(`\nwrote ${join(outDir, 'summary.json')} and questions.json`);
   } finally {
     if (values.keep) console.log(`data directory kept: ${dataDir}`);
@@ -177,12 +180,12 @@ async function askAll(
   }
 
   const judged = (answers: Map<string, Answer>) =>
-    questions.filter(hasGold).map((q) => ({ corpus: q.corpus, metrics: judgeQuestion(answers.get(q.id)!.refs, q.gold) }));
+    questions.filter(hasGold).map((q) => ({ id: q.id, corpus: q.corpus, metrics: judgeQuestion(answers.get(q.id)!.refs, q.gold) }));
   const tokensOf = (answers: Map<string, Answer>) => questions.map((q) => answers.get(q.id)!.tokens);
   const summary: Summary = {
     questions: questions.length,
     systems: {
-      refdesk: systemSummary(judged(refdesk), tokensOf(refdesk), latencies),
+      refdesk: { ...systemSummary(judged(refdesk), tokensOf(refdesk), latencies), halves: byHalf(judged(refdesk)) },
       minisearch: systemSummary(judged(minisearch), tokensOf(minisearch), baseLatencies),
       ...(sectionAnswers ? { bm25Sections: systemSummary(judged(sectionAnswers), tokensOf(sectionAnswers), sectionLatencies) } : {}),
     },

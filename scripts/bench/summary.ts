@@ -1,11 +1,14 @@
 /** The benchmark's summary (summary.json's shape) and its printed table. */
 import { aggregate, percentile, type Metrics } from './metrics.ts';
+import type { HalvesFigures } from './halves.ts';
 
 export interface SystemSummary {
   macro: Metrics;
   perCorpus: Record<string, Metrics>;
   tokens: { p50: number; p90: number };
   latencyMs: { p50: number; p95: number; p99: number };
+  /** The figures of each fixed half of the questions (scripts/bench/halves.ts). */
+  halves?: HalvesFigures;
 }
 
 export interface IngestFigures {

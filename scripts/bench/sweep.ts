@@ -1,9 +1,9 @@
 /**
  * A joint search of the ranking's numeric parameters (DEFAULT_BM25 and DEFAULT_ASSEMBLY) by
- * coordinate ascent, judged on the TUNING corpora only: each parameter in turn is tried at a few
+ * coordinate ascent, judged on half A of the questions only (scripts/bench/halves.ts): each parameter in turn is tried at a few
  * multiples of its current value and the best kept (macro hit@5 of the tuning half, ties by its
  * mrr@10; a move must improve strictly, and the median answer must stay within the token
- * limit); passes repeat with smaller steps until none moves. Every point's held-out figures are
+ * limit); passes repeat with smaller steps until none moves. Every point's half-B figures are
  * printed too, but never used to choose; the end compares the start and the best point on both
  * halves, so a gain that only fits the tuning half shows.
  *
@@ -105,7 +105,7 @@ function better(a: QuickResult, b: QuickResult): boolean {
 }
 const f3 = (x: number) => x.toFixed(3);
 const line = (r: QuickResult) =>
-  `tuning hit@5 ${f3(r.tuning['hit@5'])} mrr ${f3(r.tuning['mrr@10'])} | held-out hit@5 ${f3(r.heldOut['hit@5'])} mrr ${f3(r.heldOut['mrr@10'])} | macro hit@5 ${f3(r.macro['hit@5'])} mrr ${f3(r.macro['mrr@10'])} | tokens ${r.tokensP50}`;
+  `A hit@5 ${f3(r.tuning['hit@5'])} mrr ${f3(r.tuning['mrr@10'])} | B hit@5 ${f3(r.heldOut['hit@5'])} mrr ${f3(r.heldOut['mrr@10'])} | macro hit@5 ${f3(r.macro['hit@5'])} mrr ${f3(r.macro['mrr@10'])} | tokens ${r.tokensP50}`;
 const round = (d: Dim, v: number) => {
   const c = Math.min(d.max, Math.max(d.min, v));
   return d.integer ? Math.round(c) : Math.round(c * 1000) / 1000;
@@ -151,13 +151,13 @@ for (let pass = 0; pass < Number(values.passes); pass++) {
 const s = evaluate(start);
 console.log(`\n${seen.size} points evaluated.`);
 for (const [label, r] of [['start', s], ['best', bestR]] as const) {
-  console.log(`${label}:\n  tuning   ${fmt(r.tuning)}\n  held-out ${fmt(r.heldOut)}\n  macro    ${fmt(r.macro)}\n  tokens p50 ${r.tokensP50} p90 ${r.tokensP90}`);
+  console.log(`${label}:\n  half A   ${fmt(r.tuning)}\n  half B   ${fmt(r.heldOut)}\n  macro    ${fmt(r.macro)}\n  tokens p50 ${r.tokensP50} p90 ${r.tokensP90}`);
 }
 const changed: string[] = dims.filter((d) => d.get(best) !== d.get(start)).map((d) => `${d.name} ${d.get(start)} -> ${d.get(best)}`);
 console.log(`changed: ${changed.join(', ') || 'nothing'}`);
 console.log(`--params '${JSON.stringify(diff(start.bm25, best.bm25) ?? {})}' --assembly '${JSON.stringify(diff(start.assembly, best.assembly) ?? {})}'`);
 const holds = bestR.heldOut['mrr@10'] >= s.heldOut['mrr@10'] && bestR.heldOut['hit@5'] >= s.heldOut['hit@5'] && bestR.tokensP50 <= maxTokens;
-console.log(holds ? 'held-out mrr@10 and hit@5 do not drop: a candidate default.' : 'held-out figures drop: the gain fits the tuning half only; keep the defaults.');
+console.log(holds ? 'half B mrr@10 and hit@5 do not drop: a candidate default.' : 'half B figures drop: the gain fits half A only; keep the defaults.');
 
 /** The keys of `b` that differ from `a` (objects key by key). */
 function diff(a: unknown, b: unknown): unknown {

@@ -223,3 +223,18 @@ test('a deleted or corrupted segment is rebuilt on first need and answers the sa
     await kernel.close();
   }
 });
+
+test("a chunker's revision is part of the chunking fingerprint: new chunking code re-chunks stored builds", async () => {
+  const kernel = await kernelWith('rev', join(dir, 'data-rev'), 400);
+  try {
+    const before = chunkingFingerprint(kernel);
+    const markdown = kernel.chunkers[0];
+    assert.ok((markdown.revision ?? 0) >= 2, 'the markdown chunker states its revision');
+    kernel.chunkers[0] = { formats: markdown.formats, chunk: (d) => markdown.chunk(d), revision: (markdown.revision ?? 0) + 1 };
+    assert.notEqual(chunkingFingerprint(kernel), before);
+    kernel.chunkers[0] = markdown;
+    assert.equal(chunkingFingerprint(kernel), before);
+  } finally {
+    await kernel.close();
+  }
+});

@@ -372,13 +372,17 @@ describe('chunker-markdown on the shared corpora', { skip }, () => {
     for (const s of hl) assert.ok(!/^\s*\{\{[<%]\s*(include|\/?highlight)\b/m.test(s.content), 'shortcode leaked into prose');
   });
 
-  test('Python reference text: signatures become sections of their own', () => {
+  test('Python reference text: signatures become sections of their own, titled with the qualified name', () => {
     const path = 'preprocessor/devdocs/plain/python~3.9/library/asyncio-task.txt';
     const sn = chunkCorpus('python', path);
-    const gather = sn.find((s) => s.type === 'info' && s.title.startsWith('awaitable asyncio.gather('));
+    const gather = sn.find((s) => s.type === 'info' && s.title === 'asyncio.gather');
     assert.ok(gather, 'gather signature section');
-    assert.deepEqual(gather.breadcrumb.slice(0, 2), ['Coroutines and Tasks', 'Running Tasks Concurrently']);
+    assert.deepEqual(gather.breadcrumb, ['Coroutines and Tasks', 'Running Tasks Concurrently', 'asyncio.gather']);
     assert.match(gather.content, /Run awaitable objects in the aws sequence concurrently/);
+    const entry = sn.find((s) => s.type === 'code' && s.title === 'asyncio.gather');
+    assert.ok(entry, 'the entry snippet');
+    assert.match(entry.code, /^awaitable asyncio\.gather\(\*aws, loop=None, return_exceptions=False\)$/);
+    assert.match(entry.description, /^Run awaitable objects in the aws sequence concurrently\./);
     assert.ok(sn.some((s) => s.type === 'code' && s.language === 'python' && s.code.includes('asyncio.run(main())')));
   });
 

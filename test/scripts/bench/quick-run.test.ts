@@ -14,7 +14,6 @@ const info = (sourcePath: string, heading: string, content: string, lineStart: n
 });
 
 const snippets = new Map([
-  // koa is a tuning corpus, zod a held-out one.
   ['koa', [info('cookies.md', 'Cookies', 'Set and read cookies on the response.', 1), info('errors.md', 'Errors', 'Throw an error with a status.', 1)]],
   ['zod', [info('strings.md', 'Strings', 'Validate email addresses and urls.', 1), info('numbers.md', 'Numbers', 'Integers and ranges of numbers.', 1)]],
 ]);
@@ -27,12 +26,13 @@ const q = (corpus: string, qid: string, question: string, path: string): BenchQu
   gold: [{ path, lines: [1, 6], grade: 2 }],
 });
 
-test('runQuestions judges each half on its own corpora and lists the misses', () => {
+test('runQuestions judges each half of the questions (by id) on its own and lists the misses', () => {
+  // Halves by sha1(id): k1 and z1 are in half A, k2 and z2 in half B.
   const questions = [
     q('koa', 'k1', 'how do I set cookies', 'cookies.md'),
     q('koa', 'k2', 'throw an error with a status', 'errors.md'),
     q('zod', 'z1', 'validate email addresses', 'strings.md'),
-    // Gold that no snippet of the answer reaches: a miss of the held-out half.
+    // Gold that no snippet of the answer reaches: a miss of half B.
     q('zod', 'z2', 'validate email addresses', 'numbers.md'),
   ];
   const r = runQuestions(questions, buildIndexes(snippets, DEFAULT_BM25), DEFAULT_ASSEMBLY);
@@ -40,6 +40,9 @@ test('runQuestions judges each half on its own corpora and lists the misses', ()
   assert.equal(r.tuning['hit@5'], 1);
   assert.equal(r.heldOut['hit@5'], 0.5);
   assert.equal(r.macro['hit@5'], 0.75);
+  assert.equal(r.halves.B.perCorpus.zod['hit@5'], 0);
+  assert.equal(r.halves.B.perCorpus.koa['hit@5'], 1);
+  assert.equal(r.halves.A.macro.n, 2);
   assert.equal(r.misses.length, 1);
   assert.match(r.misses[0], /^MISS z2 /);
   assert.ok(r.tokensP50 > 0);
