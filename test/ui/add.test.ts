@@ -195,14 +195,14 @@ describe('/add in a real browser', () => {
 
     // A schema error shows beside its field, the values kept and the secret not echoed.
     await page.goto(`${server.base}/add?kind=git`);
-    await page.getByLabel('URL').fill(`file://${bare}`);
+    await page.getByLabel('URL').fill('https://git.example.com/acme/handbook.git');
     await page.getByLabel('Branch').fill('bad..branch');
     await page.getByLabel('Token').fill(PLANTED);
     await page.getByRole('button', { name: 'Add library' }).click();
     await page.locator('#f-spec-branch-error').waitFor();
     assert.match(await page.locator('#f-spec-branch-error').innerText(), /pattern/);
     assert.equal(await page.locator('#f-spec-branch').getAttribute('aria-invalid'), 'true');
-    assert.equal(await page.getByLabel('URL').inputValue(), `file://${bare}`);
+    assert.equal(await page.getByLabel('URL').inputValue(), 'https://git.example.com/acme/handbook.git');
     assert.equal(await page.getByLabel('Branch').inputValue(), 'bad..branch');
     assert.equal(await page.getByLabel('Token').inputValue(), '');
     assert.ok(!(await page.content()).includes(PLANTED));
