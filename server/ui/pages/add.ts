@@ -21,7 +21,8 @@ import { sourceKinds } from '../../routes/sources.ts';
 import { parseRepository } from '../../routes/parse.ts';
 import { uploadDocumentation } from '../../routes/upload.ts';
 import { addUploadedSpec } from '../../routes/add.ts';
-import { guardPage, type UiDeps } from '../page-access.ts';
+import { guardPage, uiUser, type UiDeps } from '../page-access.ts';
+import { jobUrls, readableJob } from '../../job-access.ts';
 import { isHtmx, redirect, renderPage, type UiUser } from '../render.ts';
 import { anonymousFormToken, anonymousFormTokenValid } from '../form-token.ts';
 import { keptValues, problemsByField, readSchemaForm, schemaFields, type FormField } from '../schema-form.ts';
@@ -200,8 +201,15 @@ async function poster(ctx: Context, deps: UiDeps): Promise<UiUser | null | undef
   return null;
 }
 
-/** Adds what a posted form describes; its library ID. Throws RefdeskError for anything wrong (with `state.errors` by field when fields are). */
-async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormState): Promise<string> {
+/** What an added library's job answer holds (parse and upload answers: queuedJobAnswer). */
+interface Added {
+  libraryId: string;
+  /** The API's 202 answer, with the job's status/log URLs (their token lets a signed-out starter follow it). */
+  answer?: Record<string, unknown>;
+}
+
+/** Adds what a posted form describes. Throws RefdeskError for anything wrong (with `state.errors` by field when fields are). */
+async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormState): Promise<Added> {
   const { kernel, service, jobs, access } = deps;
   const what = `Adding a library (${kind.title})`;
   if (kind.form === 'upload' || kind.form === 'git-url') await access.requirePermission(ctx, 'parse', what);
@@ -209,7 +217,8 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
   access.requireLicence(what);
   if (kind.form === 'upload') {
     try {
-      return String((await uploadDocumentation(ctx, kernel, service, jobs, { browserForm: true })).libraryId);
+      const answer = await uploadDocumentation(ctx, kernel, service, jobs, { browserForm: true });
+      return { libraryId: String(answer.libraryId), answer };
     } finally {
       state.values = { ...(ctx.state.uploadFields as Record<string, string> | undefined) };
     }
@@ -220,7 +229,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
       state.values = upload.title ? { libraryTitle: upload.title } : {};
       return service.addOpenApiUpload(upload);
     });
-    return added.libraryName;
+    return { libraryId: added.libraryName };
   }
   const form = await formBody(ctx);
   if (!form) throw new RefdeskError('invalid_request', 'Send the form as application/x-www-form-urlencoded.');
@@ -229,7 +238,10 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
   for (const key of kind.omit) delete read.value[key];
   if (kind.form === 'git-url') {
     if (!read.value.url) state.errors = { url: 'Required.' };
-    else return String((await parseRepository(kernel, service, jobs, String(read.value.url))).libraryId);
+    else {
+      const answer = await parseRepository(kernel, service, jobs, String(read.value.url));
+      return { libraryId: String(answer.libraryId), answer };
+    }
   } else {
     const lib = readSchemaForm(LIBRARY_SCHEMA, '', form).value as { title?: string; description?: string; id?: string };
     // The same checks addLibrary makes, first by field so each message stands beside its field.
@@ -237,7 +249,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
     state.errors = { ...read.errors, ...problems };
     if (Object.keys(state.errors).length === 0) {
       const { library } = await service.addFromSpec({ source: kind.source, spec: read.value, ...lib });
-      return library.id;
+      return { libraryId: library.id };
     }
   }
   throw new RefdeskError('invalid_request', 'some fields need fixing (see the messages beside them).');
@@ -251,6 +263,21 @@ export function registerAddPages(r: Router, deps: UiDeps): void {
     const kind = chosenKind(ctx, kinds);
     if (!kind) return noSuchKind(ctx, user, kinds);
     renderAdd(ctx, deps, user, kinds, kind);
+  });
+
+  // What a signed-out visitor sees after adding: the job, read with its status token.
+  r.get('/add/queued', async (ctx) => {
+    const jobId = typeof ctx.query.job === 'string' ? ctx.query.job : '';
+    let job;
+    try {
+      job = await readableJob(ctx, deps.kernel.store, deps.access, jobId);
+    } catch (e) {
+      if (!isRefdeskError(e) || e.status >= 500) throw e;
+      renderPage(ctx, 'message', { title: 'Library queued', nav: 'add', user: await uiUser(ctx, deps) }, { message: `This job cannot be shown: ${e.message}`, link: { href: '/add', text: 'Add a library' } }, e.status);
+      return;
+    }
+    const answer = { libraryId: job.libraryId, jobId: job.id, state: job.state, error: job.error, ...(await jobUrls(deps.kernel.store, job.id)) };
+    renderPage(ctx, 'add/queued', { title: 'Library queued', nav: 'add', user: await uiUser(ctx, deps) }, { answer, self: ctx.originalUrl });
   });
 
   r.post('/add', async (ctx) => {
@@ -269,8 +296,15 @@ export function registerAddPages(r: Router, deps: UiDeps): void {
     if (!kind) return noSuchKind(ctx, user, kinds);
     const state: FormState = {};
     try {
-      const libraryId = await submit(ctx, deps, kind, state);
-      redirect(ctx, `/libraries${libraryId}`);
+      const added = await submit(ctx, deps, kind, state);
+      if (user === null && added.answer) {
+        // A signed-out starter cannot open the library's page (admins only): it follows the
+        // build by the job's status token, as the API's starters do (server/job-access.ts).
+        const token = new URL(String(added.answer.statusUrl), 'http://x').searchParams.get('token') ?? '';
+        redirect(ctx, `/add/queued?job=${encodeURIComponent(String(added.answer.jobId))}&token=${encodeURIComponent(token)}`);
+        return;
+      }
+      redirect(ctx, `/libraries${added.libraryId}`);
     } catch (e) {
       if (!isRefdeskError(e) || e.status >= 500) throw e;
       if (e.code === 'csrf_failed' || e.code === 'unauthorized') throw e;
