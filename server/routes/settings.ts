@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { newRouter } from './router.ts';
 import type { Kernel } from '../../core/kernel.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { getResolvedProviders, getSettingsView, patchSettings } from '../../core/settings.ts';
+import { changeSettings, getResolvedProviders, getSettingsView } from '../../core/settings.ts';
 import { readJsonBody } from '../body.ts';
 import { actorOf } from '../audit.ts';
 import type { Access, Caller } from '../access.ts';
@@ -35,7 +35,8 @@ export interface SettingsRouteOptions {
 /**
  * GET /api/settings, PATCH /api/settings, POST /api/settings/test: the operator's settings
  * (providers, git tokens, anonymous permissions, mcp.requireKey), for admins. Secrets are
- * write-only (GET shows {set, last4}); a change applies at once (every reader reads the Store).
+ * write-only (GET shows {set, last4}); a change applies at once (every reader reads the Store;
+ * the kernel's model providers are invalidated).
  */
 export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRouteOptions = {}): Router {
   const r = newRouter();
@@ -51,7 +52,7 @@ export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRou
     const body = await readJsonBody(ctx);
     let change;
     try {
-      change = await patchSettings(kernel.store, kernel.secrets, body);
+      change = await changeSettings(kernel, body);
     } catch (e) {
       await audit({ actor: actorOf(caller), action: 'settings.change', outcome: 'failure', client: caller.client, details: { error: (e as RefdeskError).code ?? 'internal_error' } });
       throw e;

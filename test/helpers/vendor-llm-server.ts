@@ -38,12 +38,14 @@ export interface VendorServer {
   /** The base URL an operator would enter in Settings for this vendor. */
   baseUrl: string;
   calls: LlmCall[];
+  close(): Promise<void>;
 }
 
 /** The base URL path each vendor's settings take (core/provider-settings.ts VENDOR_DEFAULTS). */
 const BASE_PATH: Record<Vendor, string> = { openai: '/v1', anthropic: '', gemini: '/v1beta' };
 
-export async function startVendorServer(t: TestContext, vendor: Vendor, script: (call: LlmCall, n: number) => ScriptedReply): Promise<VendorServer> {
+/** Closed when the test ends (or by close() when `t` is null). */
+export async function startVendorServer(t: TestContext | null, vendor: Vendor, script: (call: LlmCall, n: number) => ScriptedReply): Promise<VendorServer> {
   const calls: LlmCall[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -76,14 +78,13 @@ export async function startVendorServer(t: TestContext, vendor: Vendor, script: 
     });
   });
   const origin = await listenOnLoopback(server);
-  t.after(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { origin, baseUrl: origin + BASE_PATH[vendor], calls };
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  t?.after(close);
+  return { origin, baseUrl: origin + BASE_PATH[vendor], calls, close };
 }
 
 /** The path a vendor's completion request goes to. */
