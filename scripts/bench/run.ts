@@ -8,6 +8,11 @@
  *  4. writes summary.json (and questions.json, every question's result) and prints a table.
  *
  *   npm run bench -- --questions FILE.jsonl [--corpora DIR] [--out DIR] [--only a,b] [--rounds N] [--keep]
+ *                    [--llm-base-url URL --llm-model M [--llm-api-key ENV_VAR]]
+ *
+ * With --llm-base-url (scripts/bench/llm-flags.ts) the questions are asked twice: fast=true
+ * (system `refdesk`, no LLM) and reranked by that LLM (system `reranked`, latency of the first,
+ * uncached round).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +26,7 @@ import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
 import { buildBaseline } from './baseline.ts';
+import { benchLlmFrom, configureBenchLlm, LLM_OPTIONS, type BenchLlm } from './llm-flags.ts';
 import { readCorpora, readQuestions, type CorpusInfo } from './inputs.ts';
 import { hasGold, judgeQuestion, goldRanks, percentile, type BenchQuestion, type Metrics, type RetrievedRef } from './metrics.ts';
 import { startServer } from './server-process.ts';
@@ -50,8 +56,10 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       keep: { type: 'boolean', default: false },
+      ...LLM_OPTIONS,
     },
   });
+  const llm = benchLlmFrom(values, process.env);
   if (!values.questions) throw new Error('Give the questions: npm run bench -- --questions FILE.jsonl');
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer.');
@@ -72,8 +80,8 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-bench-'));
   try {
-    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)));
-    const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir);
+    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)), llm);
+    const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir, llm);
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     console.log('\n' + formatTable(summary));
     console.log(`\nwrote ${join(outDir, 'summary.json')} and questions.json`);
@@ -87,7 +95,7 @@ async function main(): Promise<void> {
 let apiKey = '';
 
 /** Step 1: every corpus through the real ingest path, timed; the stored snippets of the asked ones. */
-async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>) {
+async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>, llm: BenchLlm | null) {
   const kernel = await createKernel(defaultConfigPath(), { env: { dataDir, mode: 'writer' }, logger: createConsoleLogger('error') });
   await kernel.open();
   const ingest: Record<string, IngestFigures> = {};
@@ -112,6 +120,7 @@ async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<stri
     // Questions go with a key of the most generous plan, as a client of the service would, so
     // the anonymous rate limit does not cut the run short.
     apiKey = await benchApiKey(kernel);
+    if (llm) await configureBenchLlm(kernel, llm);
   } finally {
     await kernel.close();
   }
@@ -126,18 +135,31 @@ async function askAll(
   ingest: Record<string, IngestFigures>,
   rounds: number,
   outDir: string,
+  llm: BenchLlm | null,
 ): Promise<Summary> {
   const server = await startServer(ROOT, dataDir);
   const refdesk = new Map<string, Answer>();
   const latencies: number[] = [];
+  const reranked = new Map<string, Answer>();
+  const rerankedLatencies: number[] = [];
+  // With an LLM, `refdesk` is the lexical answer (fast=true); without, fast changes nothing.
+  const fast = llm !== null;
   try {
     // The first query of a library loads its snippets and builds its index: done once, untimed.
-    for (const lib of new Set(questions.map((q) => q.library))) await askRefdesk(server.baseUrl, lib, 'warm up');
+    for (const lib of new Set(questions.map((q) => q.library))) await askRefdesk(server.baseUrl, lib, 'warm up', fast);
     for (let r = 0; r < rounds; r++) {
       for (const q of questions) {
-        const a = await askRefdesk(server.baseUrl, q.library, q.question);
+        const a = await askRefdesk(server.baseUrl, q.library, q.question, fast);
         latencies.push(a.ms);
         if (r === 0) refdesk.set(q.id, a);
+      }
+    }
+    // Reranked: once per question (later rounds would be answered from the reranker's cache).
+    if (llm) {
+      for (const q of questions) {
+        const a = await askRefdesk(server.baseUrl, q.library, q.question, false);
+        rerankedLatencies.push(a.ms);
+        reranked.set(q.id, a);
       }
     }
   } finally {
@@ -163,7 +185,9 @@ async function askAll(
     systems: {
       refdesk: systemSummary(judged(refdesk), tokensOf(refdesk), latencies),
       minisearch: systemSummary(judged(minisearch), tokensOf(minisearch), baseLatencies),
+      ...(llm ? { reranked: systemSummary(judged(reranked), tokensOf(reranked), rerankedLatencies) } : {}),
     },
+    ...(llm ? { llm: { baseUrl: llm.baseUrl, model: llm.model, keyFrom: llm.keyFrom } } : {}),
     ingest,
   };
   writeFileSync(join(outDir, 'questions.json'), JSON.stringify(questions.map((q) => details(q, refdesk.get(q.id)!, minisearch.get(q.id)!)), null, 1) + '\n');
@@ -176,8 +200,8 @@ async function askAll(
   return summary;
 }
 
-async function askRefdesk(baseUrl: string, libraryId: string, query: string): Promise<Answer> {
-  const url = `${baseUrl}/api/v2/context?${new URLSearchParams({ libraryId, query, type: 'json' })}`;
+async function askRefdesk(baseUrl: string, libraryId: string, query: string, fast = false): Promise<Answer> {
+  const url = `${baseUrl}/api/v2/context?${new URLSearchParams({ libraryId, query, type: 'json', ...(fast ? { fast: 'true' } : {}) })}`;
   const t = performance.now();
   const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
   const body = (await res.json()) as { codeSnippets?: ContextSnippetJson[]; infoSnippets?: ContextSnippetJson[]; message?: string };
