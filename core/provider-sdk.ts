@@ -9,7 +9,8 @@
  */
 import { createRedactor, excerpt, type Redactor } from './redact.ts';
 import type { JsonSchema } from './define.ts';
-import { ProviderError } from './providers.ts';
+import { ProviderError, type Llm } from './providers.ts';
+import type { ProviderEndpoint } from './provider-settings.ts';
 
 /** A provider plugin's options (config/default.yaml), the same for every vendor. */
 export interface ProviderClientOptions {
@@ -152,4 +153,23 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, maxRetr
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
   }
+}
+
+/**
+ * An Llm whose client (and vendor SDK: about a second of CPU each to import) is loaded at its
+ * first call, so that starting the server or a CLI command does not pay for SDKs it may never use.
+ */
+export function lazyLlm(endpoint: ProviderEndpoint, load: () => Promise<Llm>): Llm {
+  let client: Promise<Llm> | null = null;
+  return {
+    provider: endpoint.provider,
+    model: endpoint.model,
+    complete(req) {
+      if (!client) {
+        client = load();
+        client.catch(() => (client = null));
+      }
+      return client.then((c) => c.complete(req));
+    },
+  };
 }

@@ -1,6 +1,5 @@
 import { defineLlm, definePlugin } from '../../core/define.ts';
-import { providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
-import { AnthropicLlm } from './anthropic-llm.ts';
+import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
 
 export default definePlugin({
   name: '@refdesk/llm-anthropic',
@@ -13,7 +12,7 @@ export default definePlugin({
       options: providerClientOptionsSchema,
       deps: {},
       create(options: ProviderClientOptions) {
-        return { api: 'anthropic' as const, connect: (endpoint) => new AnthropicLlm(endpoint, options) };
+        return { api: 'anthropic' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./anthropic-llm.ts')).AnthropicLlm(endpoint, options)) };
       },
     }),
   ],

@@ -1,6 +1,5 @@
 import { defineLlm, definePlugin } from '../../core/define.ts';
-import { providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
-import { GeminiLlm } from './gemini-llm.ts';
+import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
 
 export default definePlugin({
   name: '@refdesk/llm-gemini',
@@ -13,7 +12,7 @@ export default definePlugin({
       options: providerClientOptionsSchema,
       deps: {},
       create(options: ProviderClientOptions) {
-        return { api: 'gemini' as const, connect: (endpoint) => new GeminiLlm(endpoint, options) };
+        return { api: 'gemini' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./gemini-llm.ts')).GeminiLlm(endpoint, options)) };
       },
     }),
   ],

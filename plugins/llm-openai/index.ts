@@ -1,6 +1,5 @@
 import { defineLlm, definePlugin } from '../../core/define.ts';
-import { providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
-import { OpenAiLlm } from './openai-llm.ts';
+import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
 
 export default definePlugin({
   name: '@refdesk/llm-openai',
@@ -13,7 +12,7 @@ export default definePlugin({
       options: providerClientOptionsSchema,
       deps: {},
       create(options: ProviderClientOptions) {
-        return { api: 'openai' as const, connect: (endpoint) => new OpenAiLlm(endpoint, options) };
+        return { api: 'openai' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./openai-llm.ts')).OpenAiLlm(endpoint, options)) };
       },
     }),
   ],
