@@ -161,15 +161,17 @@ export async function withRetries<T>(attempt: (n: number) => Promise<T>, maxRetr
  */
 export function lazyLlm(endpoint: ProviderEndpoint, load: () => Promise<Llm>): Llm {
   let client: Promise<Llm> | null = null;
+  const loaded = () => {
+    if (!client) {
+      client = load();
+      client.catch(() => (client = null));
+    }
+    return client;
+  };
   return {
     provider: endpoint.provider,
     model: endpoint.model,
-    complete(req) {
-      if (!client) {
-        client = load();
-        client.catch(() => (client = null));
-      }
-      return client.then((c) => c.complete(req));
-    },
+    complete: (req) => loaded().then((c) => c.complete(req)),
+    ready: () => loaded().then(() => undefined),
   };
 }

@@ -94,6 +94,8 @@ export class LlmReranker implements Reranker {
       return cached;
     }
     if (this.pause && this.pause.fingerprint === fingerprint && this.now() < this.pause.until) return KEEP;
+    // The deadline covers the call, not the first load of the vendor's SDK.
+    await llm.ready?.().catch(() => {});
     const deadline = AbortSignal.timeout(this.options.timeoutMs);
     const started = this.now();
     let text: string;

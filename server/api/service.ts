@@ -118,7 +118,9 @@ export class ApiService {
    */
   async answerFingerprint(): Promise<string> {
     const { query, slots } = this.kernel.config;
-    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null, await this.kernel.providers.fingerprint()]);
+    // Settings that cannot be read (a key sealed with another ENCRYPTION_KEY) leave the providers off, not the answers.
+    const providers = await this.kernel.providers.fingerprint().catch(() => 'unreadable');
+    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null, providers]);
   }
 
   /** Whether the MCP endpoint must refuse requests without a key (setting `mcp.requireKey`). */

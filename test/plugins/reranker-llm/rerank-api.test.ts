@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { createConsoleLogger } from '../../../core/services.ts';
+import { LLM_SETTING } from '../../../core/settings.ts';
 import { Tokens } from '../../../core/tokens.ts';
 import type { Fetch } from '../../../core/contracts.ts';
 import { supportBundleEntries } from '../../../server/support-bundle.ts';
@@ -44,7 +45,7 @@ describe('reranker-llm through the API', () => {
     llm = await startLoopbackLlm(null, (p, c, n) => behaviour(p, c, n));
     s = await startApiServer({
       logger: createConsoleLogger('debug', (line) => logLines.push(line)),
-      plugins: [{ use: join(ROOT, 'plugins/llm-openai/index.ts'), options: fromDefault('llm-openai').options }, { use: join(ROOT, 'plugins/reranker-llm/index.ts'), options: { llm: { ...(fromDefault('reranker-llm').options as any).llm, timeoutMs: 1500, cooldownMs: 0 } } }],
+      plugins: [{ use: join(ROOT, 'plugins/llm-openai/index.ts'), options: fromDefault('llm-openai').options }, { use: join(ROOT, 'plugins/reranker-llm/index.ts'), options: { llm: { ...(fromDefault('reranker-llm').options as any).llm, timeoutMs: 2500, cooldownMs: 0 } } }],
       config: { slots: { reranker: 'llm' }, network: defaultYaml.network },
     });
     await indexUpload(s.kernel, 'widgets', writeDocs(s.scratch, 'widgets', DOCS), { title: 'Widgets', description: 'Charts for the web' });
@@ -105,7 +106,7 @@ describe('reranker-llm through the API', () => {
       ['not json', () => ({ json: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Sure! The best is 2.' }, finish_reason: 'stop' }] } })],
       ['out of list', (p) => [p.candidates.length + 5, 1]],
       ['refusal', () => ({ json: { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help.' }, finish_reason: 'stop' }] } })],
-      ['slow', (p) => ({ delayMs: 4000, json: { choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ ranking: p.candidates.map((c) => c.n) }) } }] } })],
+      ['slow', (p) => ({ delayMs: 6000, json: { choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ ranking: p.candidates.map((c) => c.n) }) } }] } })],
       ['key refused', () => ({ status: 401, json: vendorError('openai', 401, `Incorrect API key provided: ${PLANTED}.`) })],
       ['server down', () => ({ status: 503, json: vendorError('openai', 503, 'overloaded') })],
     ];
@@ -148,6 +149,19 @@ describe('reranker-llm through the API', () => {
     const entries = await supportBundleEntries(s.kernel);
     for (const [name, text] of entries) assert.ok(!text.includes(PLANTED), `support bundle ${name}`);
     assert.ok(!logLines.join('\n').includes(PLANTED));
+  });
+
+  test('an LLM key that cannot be opened (sealed with another ENCRYPTION_KEY) leaves reranking off, never the answers', async () => {
+    await s.kernel.store.setSetting(LLM_SETTING, { provider: 'custom', baseUrl: llm.baseUrl, model: 'm', apiKey: 'v1:not-a-sealed-value' });
+    s.kernel.providers.invalidate();
+    const before = llm.calls.length;
+    const r = await context({ query: 'render a chart' });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(titles(r), titles(lexical));
+    const libs = await call(s.base, 'GET', '/api/v2/libs/search' + qs({ libraryName: 'widgets', query: 'chart' }));
+    assert.equal(libs.status, 200, libs.text);
+    assert.equal(llm.calls.length, before);
+    assert.ok(logLines.some((l) => l.includes('LLM reranking off')), 'the operator is told');
   });
 
   test('clearing the LLM in Settings turns reranking off at once', async () => {
