@@ -175,3 +175,15 @@ export function lazyLlm(endpoint: ProviderEndpoint, load: () => Promise<Llm>): L
     ready: () => loaded().then(() => undefined),
   };
 }
+
+/** The client options of a Stainless-generated SDK (`openai`, `@anthropic-ai/sdk`) for an endpoint. */
+export function stainlessClientOptions(endpoint: ProviderEndpoint, options: ProviderClientOptions) {
+  return {
+    // A local server may need no key; the SDKs insist on one (sent as a Bearer token).
+    apiKey: endpoint.apiKey ?? 'none',
+    baseURL: endpoint.baseUrl,
+    timeout: options.timeoutMs,
+    maxRetries: options.maxRetries,
+    logLevel: 'off' as const,
+  };
+}

@@ -6,7 +6,7 @@
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
 import type { Llm, LlmAnswer, LlmRequest } from '../../core/providers.ts';
-import { keyRedactor, providerFailure, stainlessFacts, vendorLabel, type ProviderClientOptions } from '../../core/provider-sdk.ts';
+import { keyRedactor, providerFailure, stainlessClientOptions, stainlessFacts, vendorLabel, type ProviderClientOptions } from '../../core/provider-sdk.ts';
 
 const SDK_ERRORS = { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError };
 /** The Messages API requires max_tokens. */
@@ -24,13 +24,7 @@ export class AnthropicLlm implements Llm {
     this.model = endpoint.model;
     this.label = vendorLabel('Anthropic', endpoint.baseUrl);
     this.redact = keyRedactor(endpoint.apiKey);
-    this.client = new Anthropic({
-      apiKey: endpoint.apiKey ?? 'none',
-      baseURL: endpoint.baseUrl,
-      timeout: options.timeoutMs,
-      maxRetries: options.maxRetries,
-      logLevel: 'off',
-    });
+    this.client = new Anthropic(stainlessClientOptions(endpoint, options));
   }
 
   async complete(req: LlmRequest): Promise<LlmAnswer> {

@@ -6,7 +6,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
 import type { Llm, LlmAnswer, LlmRequest } from '../../core/providers.ts';
-import { keyRedactor, providerFailure, stainlessFacts, vendorLabel, type ProviderClientOptions } from '../../core/provider-sdk.ts';
+import { keyRedactor, providerFailure, stainlessClientOptions, stainlessFacts, vendorLabel, type ProviderClientOptions } from '../../core/provider-sdk.ts';
 
 const SDK_ERRORS = { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError };
 
@@ -22,14 +22,7 @@ export class OpenAiLlm implements Llm {
     this.model = endpoint.model;
     this.label = vendorLabel(endpoint.provider === 'custom' ? 'The OpenAI-compatible server' : 'OpenAI', endpoint.baseUrl);
     this.redact = keyRedactor(endpoint.apiKey);
-    this.client = new OpenAI({
-      // A local server may need no key; the SDK insists on one, and sends it as a Bearer token.
-      apiKey: endpoint.apiKey ?? 'none',
-      baseURL: endpoint.baseUrl,
-      timeout: options.timeoutMs,
-      maxRetries: options.maxRetries,
-      logLevel: 'off',
-    });
+    this.client = new OpenAI(stainlessClientOptions(endpoint, options));
   }
 
   async complete(req: LlmRequest): Promise<LlmAnswer> {
