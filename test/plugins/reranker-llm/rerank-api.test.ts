@@ -143,9 +143,17 @@ describe('reranker-llm through the API', () => {
     assert.deepEqual(ids(slow), prompt.candidates.map((c) => /\((\/docs\/[^)]+)\)/.exec(c.head)![1]).reverse());
   });
 
-  test('the key never reaches API answers, errors or the support bundle', async () => {
+  test('the key never reaches API answers, errors, job logs or the support bundle, even when the vendor echoes it', async () => {
     const view = await call(s.base, 'GET', '/api/settings', { headers: adminAuth });
     assert.ok(!view.text.includes(PLANTED));
+    behaviour = () => ({ status: 401, json: vendorError('openai', 401, `Incorrect API key provided: ${PLANTED}`) });
+    const check = await call(s.base, 'POST', '/api/settings/test', { headers: adminAuth });
+    assert.match(check.text, /401/, "the check reached the loopback LLM");
+    assert.ok(!check.text.includes(PLANTED), check.text);
+    await indexUpload(s.kernel, 'widgets-more', writeDocs(s.scratch, 'widgets-more', DOCS));
+    const jobs = await s.kernel.store.listJobs({ libraryId: '/docs/widgets-more', limit: 5 });
+    assert.ok(jobs.length > 0);
+    for (const job of jobs) assert.ok(!JSON.stringify(await s.kernel.store.getJobLog(job.id)).includes(PLANTED));
     const entries = await supportBundleEntries(s.kernel);
     for (const [name, text] of entries) assert.ok(!text.includes(PLANTED), `support bundle ${name}`);
     assert.ok(!logLines.join('\n').includes(PLANTED));
