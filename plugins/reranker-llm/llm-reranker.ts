@@ -7,7 +7,8 @@
  * Any failure (timeout, refusal, a malformed or out-of-list answer, an unreachable endpoint)
  * keeps the given order and is logged without the key; after an endpoint failure the LLM is
  * left alone for a cool-down (or the vendor's Retry-After) so every query does not wait on it.
- * Answers are cached per (provider fingerprint, library version, question, candidates).
+ * Answers are cached per (provider fingerprint, library version, question, candidates: their
+ * section keys and snippet ids, so a new build is never answered from an old build's ranking).
  */
 import { createHash } from 'node:crypto';
 import type { LibraryRecord, Logger, RerankContext, Reranker, SearchHit } from '../../core/contracts.ts';
@@ -64,7 +65,7 @@ export class LlmReranker implements Reranker {
     const head = units.slice(0, this.options.candidates);
     const items: PromptItem[] = head.map(unitItem);
     const scope = context ? `${context.libraryId}@${context.version}` : '';
-    const ranking = await this.rank('snippets', scope, query, head.map((u) => u.key), () => buildPrompt(`Question: ${query}\n\nExcerpts:`, items, this.options.promptTokens, this.options.excerptChars), SNIPPET_SYSTEM, context?.signal);
+    const ranking = await this.rank('snippets', scope, query, head.map((u) => `${u.key}#${u.hits[0]!.snippet.id}`), () => buildPrompt(`Question: ${query}\n\nExcerpts:`, items, this.options.promptTokens, this.options.excerptChars), SNIPPET_SYSTEM, context?.signal);
     if (ranking === KEEP || ranking.length === 0) return hits.slice(0, n);
     return reorderUnits(units, ranking).slice(0, n);
   }
