@@ -99,16 +99,15 @@ export class LlmReranker implements Reranker {
     await llm.ready?.().catch(() => {});
     const deadline = AbortSignal.timeout(this.options.timeoutMs);
     const started = this.now();
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
     let text: string;
     try {
-      const answer = await llm.complete({
-        system,
-        prompt: prompt(),
-        json: true,
-        maxTokens: this.options.answerTokens,
-        temperature: 0,
-        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
-      });
+      // Raced with the deadline too: an SDK waiting out a long Retry-After between its retries
+      // does not always watch the signal, and a question must not wait for it.
+      const answer = await Promise.race([
+        llm.complete({ system, prompt: prompt(), json: true, maxTokens: this.options.answerTokens, temperature: 0, signal: stop }),
+        untilAborted(stop),
+      ]);
       text = answer.text;
     } catch (e) {
       const err = e instanceof ProviderError ? e : new ProviderError(deadline.aborted ? 'timeout' : 'unavailable', deadline.aborted ? 'the LLM did not answer in time' : 'the LLM call failed');
@@ -137,6 +136,14 @@ export class LlmReranker implements Reranker {
       return null;
     }
   }
+}
+
+/** Rejects when `signal` aborts. */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
 }
 
 /** Hits grouped into the answer units context assembly makes (core/context-assembly.ts), in order of first appearance. */

@@ -21,12 +21,12 @@ function hit(id: number, title: string, score: number): SearchHit {
 }
 const hits = [hit(1, 'Alpha', 3), hit(2, 'Beta', 2), hit(3, 'Gamma', 1)];
 
-async function setup(t: Parameters<typeof startLoopbackLlm>[0], behaviour: LoopbackBehaviour) {
+async function setup(t: Parameters<typeof startLoopbackLlm>[0], behaviour: LoopbackBehaviour, maxRetries = 0, timeoutMs = 5000) {
   const server = await startLoopbackLlm(t, behaviour);
-  const llm = await connectLlm(plugin, 'openai', server.baseUrl, { maxRetries: 0 });
+  const llm = await connectLlm(plugin, 'openai', server.baseUrl, { maxRetries });
   let now = 1_000_000;
   const providers = { llm: async () => llm, fingerprint: async () => 'fp' } as unknown as Providers;
-  const options = { candidates: 20, libraryCandidates: 10, promptTokens: 2500, excerptChars: 400, answerTokens: 300, timeoutMs: 5000, cooldownMs: 30_000, cacheEntries: 100 };
+  const options = { candidates: 20, libraryCandidates: 10, promptTokens: 2500, excerptChars: 400, answerTokens: 300, timeoutMs, cooldownMs: 30_000, cacheEntries: 100 };
   const reranker = new LlmReranker(options, providers, quiet, () => now);
   return { server, reranker, advance: (ms: number) => (now += ms) };
 }
@@ -62,4 +62,12 @@ test('an answer that is not a valid ranking does not pause the LLM; a valid one 
   assert.deepEqual((await reranker.rerank('q', hits, 10)).map((h) => h.snippet.id), [3, 2, 1]);
   assert.deepEqual((await reranker.rerank('q', hits, 10)).map((h) => h.snippet.id), [3, 2, 1]);
   assert.equal(server.calls.length, 2);
+});
+
+test('a question never waits past timeoutMs, even while the SDK waits out a Retry-After between its retries', async (t) => {
+  const { server, reranker } = await setup(t, () => ({ status: 429, headers: { 'retry-after': '20' }, json: vendorError('openai', 429, 'slow down') }), 2, 500);
+  const started = Date.now();
+  assert.deepEqual((await reranker.rerank('q', hits, 10)).map((h) => h.snippet.id), [1, 2, 3]);
+  assert.ok(Date.now() - started < 15_000, `waited ${Date.now() - started} ms`);
+  assert.equal(server.calls.length, 1);
 });
