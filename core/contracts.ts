@@ -294,9 +294,28 @@ export interface Embedder {
   embed(texts: string[], purpose: 'document' | 'query'): Promise<Float32Array[]>;
 }
 
+/** What a reranker is told of the search it reorders (for its cache and its deadline). */
+export interface RerankContext {
+  libraryId: string;
+  /** '' for the default version. */
+  version: string;
+  /** Aborted when the caller stops waiting. */
+  signal?: AbortSignal;
+}
+
 export interface Reranker {
   /** Returns at most n hits, best first; hits it cannot judge keep their relative order. */
-  rerank(query: string, hits: SearchHit[], n: number): Promise<SearchHit[]>;
+  rerank(query: string, hits: SearchHit[], n: number, context?: RerankContext): Promise<SearchHit[]>;
+  /**
+   * Whether rerank would change anything now (e.g. an LLM is configured in Settings). When false
+   * the query runs as without a reranker (the search assembles its answer where it ran).
+   */
+  active?(): Promise<boolean>;
+  /**
+   * Library search: the candidate libraries reordered for the user's question (at most the
+   * given ones, best first; those it cannot judge keep their relative order).
+   */
+  rerankLibraries?(query: string, libraryName: string, candidates: LibraryRecord[], signal?: AbortSignal): Promise<LibraryRecord[]>;
 }
 
 // ---------------------------------------------------------------------------------------------

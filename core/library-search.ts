@@ -6,15 +6,19 @@
  * plus a small prior from its quality signals (trust score, benchmark score, stars, snippet
  * count, served or not). The second (skipped when `fast` is set) re-ranks the best candidates by
  * the question: how many of its words the library's description and its own documentation
- * (the top hits of the library's lexical index) contain.
+ * (the top hits of the library's lexical index) contain; then, with an LLM in Settings (the
+ * reranker-llm plugin), one LLM call reorders the best candidates.
  */
 import type { LibraryRecord } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
+import { activeReranker } from './query.ts';
 import { tokenize } from './search/tokenize.ts';
 
 export interface LibrarySearchOptions {
-  /** Skip the question re-ranking stage. */
+  /** Skip the question re-ranking stages (the documentation coverage and the LLM's). */
   fast?: boolean;
+  /** Aborted when the caller stops waiting (bounds the LLM call). */
+  signal?: AbortSignal;
   /** Only these libraries are considered (e.g. what the policy allows); all when absent. */
   filter?: (lib: LibraryRecord) => boolean;
   /** At most this many results (default 20). */
@@ -173,6 +177,25 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
     }
     head.sort(byRank);
     first.splice(0, head.length, ...head);
+    await rerankWithLlm(kernel, libraryName, query, first, options.signal);
   }
   return first.slice(0, options.limit ?? 20).map(({ library, score }) => ({ library, score }));
+}
+
+/** How many of the best candidates the reranker (an LLM in Settings) may reorder. */
+const LLM_RERANK_CANDIDATES = 30;
+
+/** With an active reranker that ranks libraries: one call reorders the best candidates in place; any failure keeps them. */
+async function rerankWithLlm(kernel: Kernel, libraryName: string, query: string, ranked: ScoredLibrary[], signal?: AbortSignal): Promise<void> {
+  const reranker = await activeReranker(kernel);
+  if (!reranker?.rerankLibraries) return;
+  const head = ranked.slice(0, LLM_RERANK_CANDIDATES);
+  try {
+    const order = await reranker.rerankLibraries(query, libraryName, head.map((c) => c.library), signal);
+    const byId = new Map(head.map((c) => [c.library.id, c]));
+    const picked = order.map((l) => byId.get(l.id)).filter((c): c is ScoredLibrary => c !== undefined && byId.delete(c.library.id));
+    ranked.splice(0, head.length, ...picked, ...byId.values());
+  } catch (e) {
+    kernel.logger.warn('library reranking failed: answering in the fused order', { error: (e as Error).message });
+  }
 }

@@ -39,6 +39,8 @@ export interface Llm {
   readonly provider: string;
   readonly model: string;
   complete(req: LlmRequest): Promise<LlmAnswer>;
+  /** Resolves once the client is loaded (its SDK imported), so a caller's deadline can cover the call alone. */
+  ready?(): Promise<void>;
 }
 
 export type ProviderErrorKind =

@@ -1,8 +1,9 @@
 /**
- * The query pipeline: library ID (+ version) -> lexical search -> optional rerank -> context
+ * The query pipeline: library ID (+ version) -> lexical search -> optional rerank (skipped with
+ * `fast`, or when the reranker is inactive, e.g. no LLM in Settings) -> context
  * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
  */
-import type { LibraryRecord, SearchHit, StoredSnippet } from './contracts.ts';
+import type { LibraryRecord, Reranker, SearchHit, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { formatLibraryId } from './library-id.ts';
@@ -91,6 +92,20 @@ export interface ContextOptions {
   searcher?: ContextSearcher;
   /** Aborted when the caller stops waiting (the request deadline). */
   signal?: AbortSignal;
+  /** Skip the reranker (the API's `fast=true`): the lexical order is answered directly. */
+  fast?: boolean;
+}
+
+/** The kernel's reranker when it would change anything now (an LLM reranker with no LLM set changes nothing). */
+export async function activeReranker(kernel: Kernel): Promise<Reranker | null> {
+  const r = kernel.reranker;
+  if (!r) return null;
+  try {
+    return (await (r.active?.() ?? true)) ? r : null;
+  } catch (e) {
+    kernel.logger.warn('reranker unavailable: answering in lexical order', { error: (e as Error).message });
+    return null;
+  }
 }
 
 export async function getContext(kernel: Kernel, req: ContextRequest, options: ContextOptions = {}): Promise<ContextResult> {
@@ -113,12 +128,19 @@ export async function getContext(kernel: Kernel, req: ContextRequest, options: C
     throw new RefdeskError('library_not_finalized', `Library "${parsed.id}" is still being processed (state: ${library.state}). Retry in a moment.`);
   }
   const budget = tokenBudget(kernel, req.tokens);
-  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, kernel.reranker ? null : { budget }, options.signal) : null;
+  const reranker = options.fast ? null : await activeReranker(kernel);
+  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, reranker ? null : { budget }, options.signal) : null;
   let snippets: ContextSnippet[];
   if (remote && 'snippets' in remote) snippets = remote.snippets;
   else {
     let hits = remote ? remote.hits : await kernel.store.search(parsed.id, version, query, CANDIDATES);
-    if (kernel.reranker && hits.length > 1) hits = await kernel.reranker.rerank(query, hits, CANDIDATES);
+    if (reranker && hits.length > 1) {
+      // Reranking runs here, after the (worker's) lexical search; a failing reranker keeps the lexical order.
+      hits = await reranker.rerank(query, hits, CANDIDATES, { libraryId: parsed.id, version, signal: options.signal }).catch((e: unknown) => {
+        kernel.logger.warn('reranking failed: answering in lexical order', { error: (e as Error).message });
+        return hits;
+      });
+    }
     snippets = assembleContext(hits, query, budget);
   }
   return { library, version, snippets, totalTokens: snippets.reduce((n, s) => n + s.tokens, 0) };

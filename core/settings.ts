@@ -162,6 +162,19 @@ export async function patchSettings(store: Store, box: SecretBox, body: unknown)
   return { changed, cleared: merged.cleared };
 }
 
+/**
+ * patchSettings for a running kernel: the change is stored, then the kernel's model providers
+ * read the settings again (the next query uses the new LLM or embedder, no restart). The settings
+ * route and the web UI's settings page both call this.
+ */
+export async function applySettingsPatch(kernel: { store: Store; secrets: SecretBox; providers: { invalidate(): void } }, body: unknown): Promise<SettingsChange> {
+  try {
+    return await patchSettings(kernel.store, kernel.secrets, body);
+  } finally {
+    kernel.providers.invalidate(); // also after a refused change: a partial write is re-read
+  }
+}
+
 /** The effective LLM and embedding endpoints from the stored settings (keys opened in memory). */
 export async function getResolvedProviders(store: Store, box: SecretBox): Promise<ResolvedProviders> {
   return resolveProviders(openProviderSettings(await getStoredProviderSettings(store), box));

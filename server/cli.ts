@@ -37,8 +37,9 @@ Commands:
       secrets from the environment only: REFDESK_GIT_TOKEN, CONFLUENCE_API_TOKEN, CONFLUENCE_PAT
   libraries                              list the libraries in DATA_DIR
   search <name> <query>                  find libraries by name (and question)
-  context <libraryId> <query> [--json] [--tokens N]
+  context <libraryId> <query> [--json] [--tokens N] [--fast]
                                          the documentation snippets that answer a question
+                                         (reranked by the LLM of Settings unless --fast)
   jobs [libraryId]                       recent ingest jobs with their state
   keys create [--name N] [--plan P] [--role member|admin]
                                          create an API key (shown once; stored hashed)
@@ -274,7 +275,7 @@ async function cmdContext(settings: ProcessSettings, positionals: string[], valu
   const { getContext, toContextJson, toContextText } = await import('../core/query.ts');
   const kernel = await openKernel(settings, 'reader');
   try {
-    const result = await getContext(kernel, { libraryId, query, tokens });
+    const result = await getContext(kernel, { libraryId, query, tokens }, { fast: values.fast === true });
     process.stdout.write(values.json ? JSON.stringify(toContextJson(result), null, 2) + '\n' : toContextText(result) + '\n');
     return 0;
   } finally {
@@ -442,6 +443,7 @@ async function dispatch(argv: string[]): Promise<number> {
       description: { type: 'string' },
       json: { type: 'boolean' },
       tokens: { type: 'string' },
+      fast: { type: 'boolean' },
       plan: { type: 'string' },
       role: { type: 'string' },
       out: { type: 'string' },

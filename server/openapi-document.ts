@@ -96,7 +96,7 @@ export function openApiDocument(): Json {
       '/v2/libs/search': {
         get: {
           summary: 'Search libraries',
-          description: "Libraries matching a name, best first: by name match and the library's quality signals, then re-ranked by the question (unless fast=true). Libraries the policy hides are left out.",
+          description: "Libraries matching a name, best first: by name match and the library's quality signals, then re-ranked by the question and, when the server has an LLM configured, by one LLM call (unless fast=true). Libraries the policy hides are left out.",
           operationId: 'searchLibraries',
           tags: ['Search'],
           parameters: [{ $ref: '#/components/parameters/LibraryName' }, { $ref: '#/components/parameters/Query' }, { $ref: '#/components/parameters/Fast' }],
@@ -114,7 +114,7 @@ export function openApiDocument(): Json {
       '/v2/context': {
         get: {
           summary: 'Get documentation context',
-          description: 'The documentation snippets of a library that answer a question, best first, within a token budget.',
+          description: 'The documentation snippets of a library that answer a question, best first, within a token budget. When the server has an LLM configured, its best candidates are reranked by one LLM call unless fast=true (an extension of the Context7 API); a failing LLM leaves the lexical order.',
           operationId: 'getContext',
           tags: ['Context'],
           parameters: [
@@ -286,7 +286,7 @@ export function openApiDocument(): Json {
           description: 'Library ID: /owner/repo, a GitLab project path with its subgroups (/group/sub/project) or /<source>/<name>, optionally followed by /<version> or @<version> (pin versions of IDs with more than two segments with @).',
           schema: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/[^/]+/[^/]+(/[^/]+)*(@[^/]+)?$' },
         },
-        Fast: { name: 'fast', in: 'query', required: false, description: 'true skips re-ranking.', schema: { type: 'string', enum: ['true', 'false'], default: 'false' } },
+        Fast: { name: 'fast', in: 'query', required: false, description: 'true skips re-ranking (the LLM reranking of a server with an LLM configured, and library search\'s question stage): faster, lexical order.', schema: { type: 'string', enum: ['true', 'false'], default: 'false' } },
       },
       headers: {
         RateLimitLimit: { description: 'Requests allowed in the current window.', schema: { type: 'integer' } },

@@ -12,7 +12,7 @@
 import type { Kernel } from '../core/kernel.ts';
 import type { ApiKeyRecord, ApiKeyRole, AuditEntry } from '../core/contracts.ts';
 import { RefdeskError } from '../core/errors.ts';
-import { getResolvedProviders, getSettingsView, patchSettings } from '../core/settings.ts';
+import { applySettingsPatch, getResolvedProviders, getSettingsView } from '../core/settings.ts';
 import { objectBody, onlyFields, optionalInt, optionalString, type Params } from './api/params.ts';
 import type { ApiService, PolicyResponse } from './api/service.ts';
 import type { Caller } from './access.ts';
@@ -50,12 +50,11 @@ export interface SettingsChangeResult {
 export async function changeSettings(kernel: Kernel, record: SettingsAudit, caller: Caller, body: unknown): Promise<SettingsChangeResult> {
   let change;
   try {
-    change = await patchSettings(kernel.store, kernel.secrets, body);
+    change = await applySettingsPatch(kernel, body);
   } catch (e) {
     await record({ actor: actorOf(caller), action: 'settings.change', outcome: 'failure', client: caller.client, details: { error: (e as RefdeskError).code ?? 'internal_error' } });
     throw e;
   }
-  kernel.providers?.invalidate();
   await record({ actor: actorOf(caller), action: 'settings.change', outcome: 'success', client: caller.client, details: { changed: change.changed, cleared: change.cleared } });
   return { view: await getSettingsView(kernel.store, kernel.secrets), changed: change.changed, cleared: change.cleared };
 }

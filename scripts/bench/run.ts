@@ -10,6 +10,11 @@
  *  5. writes summary.json (and questions.json, every question's result) and prints a table.
  *
  *   npm run bench -- --questions FILE.jsonl [--corpora DIR] [--out DIR] [--only a,b] [--rounds N] [--keep] [--baseline sections]
+ *                    [--llm-base-url URL --llm-model M [--llm-api-key ENV_VAR]]
+ *
+ * With --llm-base-url (scripts/bench/llm-flags.ts) the questions are asked twice: fast=true
+ * (system `refdesk`, no LLM) and reranked by that LLM (system `reranked`, latency of the first,
+ * uncached round).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +29,7 @@ import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
 import { buildBaseline } from './baseline.ts';
 import { buildSectionBaseline, readSectionDocs } from './section-baseline.ts';
+import { benchLlmFrom, configureBenchLlm, LLM_OPTIONS, type BenchLlm } from './llm-flags.ts';
 import { readCorpora, readQuestions, type CorpusInfo } from './inputs.ts';
 import { hasGold, judgeQuestion, goldRanks, percentile, type BenchQuestion, type Metrics, type RetrievedRef } from './metrics.ts';
 import { startServer } from './server-process.ts';
@@ -55,8 +61,10 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '3' },
       keep: { type: 'boolean', default: false },
       baseline: { type: 'string' },
+      ...LLM_OPTIONS,
     },
   });
+  const llm = benchLlmFrom(values, process.env);
   if (!values.questions) throw new Error('Give the questions: npm run bench -- --questions FILE.jsonl');
   if (values.baseline !== undefined && values.baseline !== 'sections') throw new Error('--baseline takes "sections" (plain BM25 over the pages\' heading sections).');
   const rounds = Number(values.rounds);
@@ -78,9 +86,9 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-bench-'));
   try {
-    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)));
+    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)), llm);
     const sectionDirs = values.baseline === 'sections' ? new Map(corpora.map((c) => [c.name, c.dir])) : null;
-    const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir, sectionDirs);
+    const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir, sectionDirs, llm);
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     console.log('\n' + formatTable(summary));
     const r = summary.systems.refdesk;
@@ -96,7 +104,7 @@ async function main(): Promise<void> {
 let apiKey = '';
 
 /** Step 1: every corpus through the real ingest path, timed; the stored snippets of the asked ones. */
-async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>) {
+async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>, llm: BenchLlm | null) {
   const kernel = await createKernel(defaultConfigPath(), { env: { dataDir, mode: 'writer' }, logger: createConsoleLogger('error') });
   await kernel.open();
   const ingest: Record<string, IngestFigures> = {};
@@ -121,6 +129,7 @@ async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<stri
     // Questions go with a key of the most generous plan, as a client of the service would, so
     // the anonymous rate limit does not cut the run short.
     apiKey = await benchApiKey(kernel);
+    if (llm) await configureBenchLlm(kernel, llm);
   } finally {
     await kernel.close();
   }
@@ -136,18 +145,31 @@ async function askAll(
   rounds: number,
   outDir: string,
   sectionDirs: Map<string, string> | null,
+  llm: BenchLlm | null,
 ): Promise<Summary> {
   const server = await startServer(ROOT, dataDir);
   const refdesk = new Map<string, Answer>();
   const latencies: number[] = [];
+  const reranked = new Map<string, Answer>();
+  const rerankedLatencies: number[] = [];
+  // With an LLM, `refdesk` is the lexical answer (fast=true); without, fast changes nothing.
+  const fast = llm !== null;
   try {
     // The first query of a library loads its snippets and builds its index: done once, untimed.
-    for (const lib of new Set(questions.map((q) => q.library))) await askRefdesk(server.baseUrl, lib, 'warm up');
+    for (const lib of new Set(questions.map((q) => q.library))) await askRefdesk(server.baseUrl, lib, 'warm up', fast);
     for (let r = 0; r < rounds; r++) {
       for (const q of questions) {
-        const a = await askRefdesk(server.baseUrl, q.library, q.question);
+        const a = await askRefdesk(server.baseUrl, q.library, q.question, fast);
         latencies.push(a.ms);
         if (r === 0) refdesk.set(q.id, a);
+      }
+    }
+    // Reranked: once per question (later rounds would be answered from the reranker's cache).
+    if (llm) {
+      for (const q of questions) {
+        const a = await askRefdesk(server.baseUrl, q.library, q.question, false);
+        rerankedLatencies.push(a.ms);
+        reranked.set(q.id, a);
       }
     }
   } finally {
@@ -188,7 +210,9 @@ async function askAll(
       refdesk: { ...systemSummary(judged(refdesk), tokensOf(refdesk), latencies), halves: byHalf(judged(refdesk)) },
       minisearch: systemSummary(judged(minisearch), tokensOf(minisearch), baseLatencies),
       ...(sectionAnswers ? { bm25Sections: systemSummary(judged(sectionAnswers), tokensOf(sectionAnswers), sectionLatencies) } : {}),
+      ...(llm ? { reranked: systemSummary(judged(reranked), tokensOf(reranked), rerankedLatencies) } : {}),
     },
+    ...(llm ? { llm: { baseUrl: llm.baseUrl, model: llm.model, keyFrom: llm.keyFrom } } : {}),
     ingest,
   };
   writeFileSync(join(outDir, 'questions.json'), JSON.stringify(questions.map((q) => details(q, refdesk.get(q.id)!, minisearch.get(q.id)!, sectionAnswers?.get(q.id))), null, 1) + '\n');
@@ -201,8 +225,8 @@ async function askAll(
   return summary;
 }
 
-async function askRefdesk(baseUrl: string, libraryId: string, query: string): Promise<Answer> {
-  const url = `${baseUrl}/api/v2/context?${new URLSearchParams({ libraryId, query, type: 'json' })}`;
+async function askRefdesk(baseUrl: string, libraryId: string, query: string, fast = false): Promise<Answer> {
+  const url = `${baseUrl}/api/v2/context?${new URLSearchParams({ libraryId, query, type: 'json', ...(fast ? { fast: 'true' } : {}) })}`;
   const t = performance.now();
   const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
   const body = (await res.json()) as { codeSnippets?: ContextSnippetJson[]; infoSnippets?: ContextSnippetJson[]; message?: string };

@@ -19,9 +19,14 @@ export interface IngestFigures {
 
 export interface Summary {
   questions: number;
-  /** bm25Sections: plain BM25 over the pages' heading sections (npm run bench -- --baseline sections). */
-  systems: { refdesk: SystemSummary; minisearch: SystemSummary; bm25Sections?: SystemSummary };
+  /**
+   * bm25Sections: plain BM25 over the pages' heading sections (npm run bench -- --baseline sections).
+   * `reranked`: with --llm-base-url, the answers reranked by that LLM (`refdesk` is then fast=true).
+   */
+  systems: { refdesk: SystemSummary; minisearch: SystemSummary; bm25Sections?: SystemSummary; reranked?: SystemSummary };
   ingest: Record<string, IngestFigures>;
+  /** The LLM of a reranked run (the environment variable its key came from, never the key). */
+  llm?: { baseUrl: string; model: string; keyFrom: string | null };
 }
 
 /** One system's figures from its judged questions, answer sizes and latencies. */
@@ -61,6 +66,13 @@ export function formatTable(s: Summary): string {
   lines.push('-'.repeat(head.length), row('macro', r.macro, b.macro));
   lines.push('');
   lines.push(`answer size (tokens)  refdesk p50 ${r.tokens.p50}, p90 ${r.tokens.p90}   minisearch top-10 p50 ${b.tokens.p50}, p90 ${b.tokens.p90}`);
+  if (s.systems.reranked && s.llm) {
+    const x = s.systems.reranked;
+    lines.push(
+      `reranked (${s.llm.model} at ${s.llm.baseUrl})  ` + COLS.map((c) => `${c} ${x.macro[c].toFixed(3)}`).join(', '),
+      `reranked latency (ms)  p50 ${x.latencyMs.p50}, p95 ${x.latencyMs.p95} (uncached; lexical fast=true p50 ${r.latencyMs.p50}: +${Math.round((x.latencyMs.p50 - r.latencyMs.p50) * 100) / 100} per query)`,
+    );
+  }
   lines.push(`latency (ms)          refdesk over HTTP p50 ${r.latencyMs.p50}, p95 ${r.latencyMs.p95}, p99 ${r.latencyMs.p99}   minisearch in process p50 ${b.latencyMs.p50}, p99 ${b.latencyMs.p99}`);
   const ingest = Object.entries(s.ingest)
     .filter(([k]) => k !== 'total')

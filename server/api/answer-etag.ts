@@ -9,7 +9,8 @@
  *     library record;
  *   - the policy in force and what it decides for those libraries now (a policy change, or a
  *     library growing past the policy's maximum age, changes it);
- *   - the service's answer fingerprint (kernel version, query settings, reranker and embedder).
+ *   - the service's answer fingerprint (kernel version, query settings, reranker, and the
+ *     providers' endpoints and models from Settings).
  *
  * null when no tag can be computed up front (a malformed parameter, an unknown or renamed
  * library): the request then runs and its error answer carries no ETag.
@@ -105,8 +106,9 @@ export async function answerEtag(service: ApiService, path: string, params: Para
     state = libraries.map((l) => [l, decide(policy, l, now).allowed]);
     catalog = { libraries, policy, now };
   }
+  const fingerprint = await service.answerFingerprint();
   const digest = createHash('sha256')
-    .update(JSON.stringify([path, request, state, policy, service.answerFingerprint()]))
+    .update(JSON.stringify([path, request, state, policy, fingerprint]))
     .digest('base64url')
     .slice(0, 32);
   return { etag: `"${digest}"`, catalog };

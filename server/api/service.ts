@@ -113,11 +113,14 @@ export class ApiService {
    * What shapes every search and context answer besides the request, the libraries' builds and
    * the policy: the kernel version, the query settings and the reranker and embedder in use. It
    * is part of the answers' ETag (server/api/answer-etag.ts), so a change here makes clients
-   * fetch fresh answers. Providers configured in settings add their model and options here.
+   * fetch fresh answers. The providers' fingerprint (endpoints and models of Settings, no keys)
+   * is part of it, so a provider change invalidates cached answers.
    */
-  answerFingerprint(): string {
+  async answerFingerprint(): Promise<string> {
     const { query, slots } = this.kernel.config;
-    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null]);
+    // Settings that cannot be read (a key sealed with another ENCRYPTION_KEY) leave the providers off, not the answers.
+    const providers = await this.kernel.providers.fingerprint().catch(() => 'unreadable');
+    return JSON.stringify([KERNEL_VERSION, query, slots, this.kernel.reranker ? 'reranker' : null, providers]);
   }
 
   /** Whether the MCP endpoint must refuse requests without a key (setting `mcp.requireKey`). */
@@ -138,10 +141,10 @@ export class ApiService {
     const libraryName = requiredString(params, 'libraryName');
     const query = requiredString(params, 'query');
     const fast = optionalBool(params, 'fast');
-    return this.backend('Library search', async () => {
+    return this.backend('Library search', async (signal) => {
       const policy = catalog?.policy ?? (await getPolicy(this.kernel.store));
       const now = catalog?.now ?? this.kernel.clock.now();
-      const scored = await searchLibraries(this.kernel, libraryName, query, { fast, libraries: catalog?.libraries, filter: (lib) => decide(policy, lib, now).allowed });
+      const scored = await searchLibraries(this.kernel, libraryName, query, { fast, signal, libraries: catalog?.libraries, filter: (lib) => decide(policy, lib, now).allowed });
       return { results: scored.map((s) => libraryJson(s.library)), searchFilterApplied: isRestrictive(policy) };
     });
   }
@@ -158,9 +161,8 @@ export class ApiService {
     if (!library) {
       throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
-    const kernel = fast && this.kernel.reranker ? withoutReranker(this.kernel) : this.kernel;
     const result = await this.backend('Documentation search', (signal) =>
-      getContext(kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal }),
+      getContext(this.kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal, fast }),
     ).catch(
       async (e: unknown) => {
         const notServed = isRefdeskError(e) && (e.code === 'library_not_finalized' || e.code === 'version_not_found');
@@ -474,11 +476,6 @@ export async function deleteLibrary(kernel: Kernel, libraryId: string): Promise<
   return version
     ? { libraryId: id, version, message: `Deleted version ${version} of ${id} (its builds, snippets and jobs).` }
     : { libraryId: id, version: null, message: `Deleted ${id} (every version, build, snippet and job).` };
-}
-
-/** The kernel seen without its reranker (for `fast=true`). */
-function withoutReranker(kernel: Kernel): Kernel {
-  return Object.create(kernel, { reranker: { value: null } }) as Kernel;
 }
 
 export function createApiService(kernel: Kernel, jobs: JobRunner, searcher?: ContextSearcher): ApiService {

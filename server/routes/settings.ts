@@ -20,7 +20,8 @@ export interface SettingsRouteOptions {
 /**
  * GET /api/settings, PATCH /api/settings, POST /api/settings/test: the operator's settings
  * (providers, git tokens, anonymous permissions, mcp.requireKey), for admins. Secrets are
- * write-only (GET shows {set, last4}); a change applies at once (every reader reads the Store).
+ * write-only (GET shows {set, last4}); a change applies at once (every reader reads the Store;
+ * the kernel's model providers are invalidated).
  */
 export function settingsRoutes(kernel: Kernel, access: Access, opts: SettingsRouteOptions = {}): Router {
   const r = newRouter();

@@ -1,0 +1,19 @@
+import { defineLlm, definePlugin } from '../../core/define.ts';
+import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
+
+export default definePlugin({
+  name: '@refdesk/llm-gemini',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineLlm({
+      kind: 'gemini',
+      description: 'The LLM of Settings when its provider is gemini (generateContent), through the @google/genai SDK; retries honour Retry-After.',
+      options: providerClientOptionsSchema,
+      deps: {},
+      create(options: ProviderClientOptions) {
+        return { api: 'gemini' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./gemini-llm.ts')).GeminiLlm(endpoint, options)) };
+      },
+    }),
+  ],
+});

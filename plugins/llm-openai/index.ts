@@ -1,0 +1,19 @@
+import { defineLlm, definePlugin } from '../../core/define.ts';
+import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
+
+export default definePlugin({
+  name: '@refdesk/llm-openai',
+  version: '1.0.0',
+  kernel: '^1.0.0',
+  definitions: [
+    defineLlm({
+      kind: 'openai',
+      description: 'The LLM of Settings when its provider is openai, or custom (any OpenAI-compatible server at its base URL), through the openai SDK.',
+      options: providerClientOptionsSchema,
+      deps: {},
+      create(options: ProviderClientOptions) {
+        return { api: 'openai' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./openai-llm.ts')).OpenAiLlm(endpoint, options)) };
+      },
+    }),
+  ],
+});
