@@ -1,5 +1,6 @@
 /**
- * The query pipeline: library ID (+ version) -> lexical search -> optional rerank -> context
+ * The query pipeline: library ID (+ version) -> lexical search (fused with vector search when the
+ * version has vectors of the configured embedder: core/hybrid.ts) -> optional rerank -> context
  * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
  */
 import type { LibraryRecord, SearchHit, StoredSnippet } from './contracts.ts';
@@ -8,6 +9,7 @@ import { RefdeskError } from './errors.ts';
 import { formatLibraryId } from './library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from './library-resolve.ts';
 import { assembleContext, type ContextSnippet } from './context-assembly.ts';
+import { startHybrid } from './hybrid.ts';
 
 export { assembleContext, type ContextSnippet } from './context-assembly.ts';
 
@@ -113,11 +115,14 @@ export async function getContext(kernel: Kernel, req: ContextRequest, options: C
     throw new RefdeskError('library_not_finalized', `Library "${parsed.id}" is still being processed (state: ${library.state}). Retry in a moment.`);
   }
   const budget = tokenBudget(kernel, req.tokens);
-  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, kernel.reranker ? null : { budget }, options.signal) : null;
+  // With vectors of the configured embedder: the question is embedded while the lexical search runs (core/hybrid.ts).
+  const hybrid = await startHybrid(kernel, parsed.id, version, query);
+  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, kernel.reranker || hybrid ? null : { budget }, options.signal) : null;
   let snippets: ContextSnippet[];
   if (remote && 'snippets' in remote) snippets = remote.snippets;
   else {
     let hits = remote ? remote.hits : await kernel.store.search(parsed.id, version, query, CANDIDATES);
+    if (hybrid) hits = await hybrid.fuse(hits, CANDIDATES);
     if (kernel.reranker && hits.length > 1) hits = await kernel.reranker.rerank(query, hits, CANDIDATES);
     snippets = assembleContext(hits, query, budget);
   }
