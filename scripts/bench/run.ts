@@ -8,6 +8,10 @@
  *  4. writes summary.json (and questions.json, every question's result) and prints a table.
  *
  *   npm run bench -- --questions FILE.jsonl [--corpora DIR] [--out DIR] [--only a,b] [--rounds N] [--keep]
+ *     [--embedder-base-url URL --embedder-model NAME [--embedder-key-env VAR] | --loopback-embedder]
+ *
+ * With an embedder (scripts/bench/embedder.ts) the libraries are embedded at ingest and Refdesk
+ * answers with hybrid search (summary.json `embedder`).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +21,7 @@ import { parseArgs } from 'node:util';
 import type { StoredSnippet } from '../../core/contracts.ts';
 import { defaultConfigPath } from '../../core/config.ts';
 import { benchApiKey } from './api-key.ts';
+import { EMBEDDER_OPTIONS, benchEmbedder, useBenchEmbedder, type BenchEmbedder } from './embedder.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
@@ -50,11 +55,14 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       keep: { type: 'boolean', default: false },
+      ...EMBEDDER_OPTIONS,
     },
   });
   if (!values.questions) throw new Error('Give the questions: npm run bench -- --questions FILE.jsonl');
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer.');
+  // Checked before anything is read (a missing key variable fails at once; main's catch exits).
+  const embedder = await benchEmbedder(values);
   const only = values.only ? new Set(values.only.split(',').map((s) => s.trim())) : null;
   let corpora = readCorpora(resolve(values.corpora!));
   let questions = readQuestions(resolve(values.questions));
@@ -72,12 +80,14 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-bench-'));
   try {
-    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)));
+    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)), embedder);
     const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir);
+    if (embedder) summary.embedder = embedder.label;
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     console.log('\n' + formatTable(summary));
     console.log(`\nwrote ${join(outDir, 'summary.json')} and questions.json`);
   } finally {
+    await embedder?.close();
     if (values.keep) console.log(`data directory kept: ${dataDir}`);
     else rmSync(dataDir, { recursive: true, force: true });
   }
@@ -87,9 +97,10 @@ async function main(): Promise<void> {
 let apiKey = '';
 
 /** Step 1: every corpus through the real ingest path, timed; the stored snippets of the asked ones. */
-async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>) {
+async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>, embedder: BenchEmbedder | null) {
   const kernel = await createKernel(defaultConfigPath(), { env: { dataDir, mode: 'writer' }, logger: createConsoleLogger('error') });
   await kernel.open();
+  if (embedder) await useBenchEmbedder(kernel, embedder);
   const ingest: Record<string, IngestFigures> = {};
   const snippets = new Map<string, StoredSnippet[]>();
   const total: IngestFigures = { ms: 0, snippets: 0, bytes: 0 };
