@@ -42,16 +42,17 @@ export class VectorIndexError extends Error {
 }
 
 /**
- * Above this many vectors a version's vectors go into the flat matrix; at or below it, into
- * vectra. Measured on this machine (scripts/bench/vector-index.ts; docs/providers-vectors.part.md):
- * vectra's load time (JSON parse) grows to several times the flat file's well before its ~60k
- * limit, while its query time stays close; 5,000 keeps vectra's load under ~100 ms.
+ * A version whose vectors hold more floats than this (count x dimensions) goes into the flat
+ * matrix; a smaller one into vectra. Measured on python (11,788 snippets; scripts/bench/
+ * vector-index.ts, docs/providers-vectors.part.md): vectra's load (one JSON parse) took 2.9 s at
+ * 256 dimensions and 4.7 s at 1,536 against 0.7 s and 1.0 s for the flat file, and its write 12-17 s
+ * against 0.3-2 s; 1,000 x 256 vectors loaded in ~50 ms. Past this size vectra only costs.
  */
-export const VECTRA_MAX_VECTORS = 5_000;
+export const VECTRA_MAX_FLOATS = 1000 * 256;
 
-/** The index kind for a version of `count` vectors. */
-export function chooseVectorIndex(count: number, vectraMax = VECTRA_MAX_VECTORS): VectorIndexKind {
-  return count <= vectraMax ? 'vectra' : 'flat';
+/** The index kind for a version of `count` vectors of `dimensions`. */
+export function chooseVectorIndex(count: number, dimensions: number, vectraMaxFloats = VECTRA_MAX_FLOATS): VectorIndexKind {
+  return count * dimensions <= vectraMaxFloats ? 'vectra' : 'flat';
 }
 
 /** A unit-length copy of a vector (a zero vector stays zero). */
@@ -92,9 +93,7 @@ export async function openVectorIndex(kind: VectorIndexKind, dir: string, dimens
     const bytes = await readOrRefuse(join(dir, FLAT_FILE));
     if (sha256(bytes) !== checksum) throw new VectorIndexError(`vector file ${join(dir, FLAT_FILE)} does not match its checksum`);
     if (bytes.byteLength !== size * dimensions * 4) throw new VectorIndexError(`vector file ${join(dir, FLAT_FILE)} holds ${bytes.byteLength} bytes, not ${size} x ${dimensions} floats`);
-    const copy = new Uint8Array(bytes.byteLength);
-    copy.set(bytes);
-    return flatIndex(new Float32Array(copy.buffer), dimensions, size);
+    return flatIndex(floatsOf(bytes), dimensions, size);
   }
   const file = join(dir, VECTRA_FILE);
   const bytes = await readOrRefuse(file);
@@ -125,9 +124,7 @@ export async function readVectorRows(kind: VectorIndexKind, dir: string, dimensi
   const rows: Float32Array[] = [];
   if (kind === 'flat') {
     if (bytes.byteLength !== size * dimensions * 4) throw new VectorIndexError(`vector file ${file} holds ${bytes.byteLength} bytes, not ${size} x ${dimensions} floats`);
-    const copy = new Uint8Array(bytes.byteLength);
-    copy.set(bytes);
-    const all = new Float32Array(copy.buffer);
+    const all = floatsOf(bytes);
     for (let i = 0; i < size; i++) rows.push(all.subarray(i * dimensions, (i + 1) * dimensions));
     return rows;
   }
@@ -172,6 +169,14 @@ function topK(matrix: Float32Array, dimensions: number, size: number, q: Float32
     if (best.length > k) best.pop();
   }
   return best;
+}
+
+/** The file's bytes as floats (a view when aligned, else a copy). */
+function floatsOf(bytes: Buffer): Float32Array {
+  if (bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return new Float32Array(copy.buffer);
 }
 
 async function readOrRefuse(file: string): Promise<Buffer> {

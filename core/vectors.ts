@@ -101,13 +101,13 @@ export async function writeBuildVectors(
   dataDir: string,
   buildId: string,
   input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] },
-  vectraMax?: number,
+  vectraMaxFloats?: number,
 ): Promise<BuildVectorsMeta> {
   const final = buildDir(dataDir, buildId);
   const partial = `${final}.partial-${randomBytes(4).toString('hex')}`;
   await mkdir(partial, { recursive: true });
   try {
-    const index = chooseVectorIndex(input.vectors.length, vectraMax);
+    const index = chooseVectorIndex(input.vectors.length, input.dimensions, vectraMaxFloats);
     const checksum = await writeVectorIndex(index, partial, input.dimensions, input.vectors);
     const meta: BuildVectorsMeta = { format: FORMAT, model: input.model, dimensions: input.dimensions, count: input.vectors.length, index, checksum, hashes: input.hashes };
     await writeFile(join(partial, META_FILE), JSON.stringify(meta));
