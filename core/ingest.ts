@@ -198,7 +198,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       log('info', `started: embedding ${formatLibraryId(job.libraryId, job.version)}`);
       stage = 'writing';
       const embedSignal = AbortSignal.any([...(options.signal ? [options.signal] : []), ...(options.cancel ? [options.cancel] : [])]);
-      await embedServedVersion(kernel, job, { signal: embedSignal, log, progress: (done, total) => ((progress.snippets = done), (progress.total = total), report()) });
+      await embedServedVersion(kernel, job, { signal: embedSignal, log, progress: (done, total) => ((progress.snippets = done), (progress.message = `${done} of ${total} snippets have vectors`), report()) });
       stage = 'done';
       log('info', `finalized: embedded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
