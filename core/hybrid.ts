@@ -10,7 +10,7 @@
 import type { Embedder, SearchHit, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { ProviderError } from './providers.ts';
-import { openVectorIndex, type VectorHit, type VectorIndex } from './vector-index.ts';
+import { normalise, openVectorIndex, type VectorHit, type VectorIndex } from './vector-index.ts';
 import { buildVectorsPath, currentEmbedder, providerKeyScrubber, readBuildVectorsMeta, vectorsMatch, type BuildVectorsMeta } from './vectors.ts';
 
 /** The RRF constant: a hit at rank r of one list adds 1 / (RRF_K + r). */
@@ -58,7 +58,7 @@ function lru<V>(map: WeakMap<Kernel, Lru<string, V>>, kernel: Kernel, max: numbe
 }
 
 /** The question's vector (cached per model and question), or null after a failure or the time limit (logged). */
-async function embedQuery(kernel: Kernel, embedder: Embedder, query: string): Promise<Float32Array | null> {
+export async function embedQuestion(kernel: Kernel, embedder: Embedder, query: string): Promise<Float32Array | null> {
   const cache = lru(queryVectors, kernel, 512);
   const key = `${embedder.model}\u0000${query}`;
   const hit = cache.get(key);
@@ -121,7 +121,7 @@ export async function startHybrid(kernel: Kernel, libraryId: string, version: st
   if (!buildId) return null;
   const meta = await readBuildVectorsMeta(kernel.env.dataDir, buildId);
   if (!meta || !vectorsMatch(meta, embedder)) return null;
-  const queryVector = embedQuery(kernel, embedder, query);
+  const queryVector = embedQuestion(kernel, embedder, query);
   const entry = openVersion(kernel, libraryId, version, buildId, meta);
   return {
     async fuse(lexical, limit) {
@@ -139,6 +139,20 @@ export async function startHybrid(kernel: Kernel, libraryId: string, version: st
       return fuseRrf(lexical, vectorHits.map((h) => snippets[h.position]).filter((s): s is StoredSnippet => s !== undefined), limit);
     },
   };
+}
+
+/** Items by cosine similarity to `q`, best first (vectors of another dimension are left out). */
+export function cosineRanking<K>(q: Float32Array, items: ReadonlyArray<{ key: K; vector: Float32Array }>): Array<{ key: K; score: number }> {
+  const unit = normalise(q);
+  return items
+    .filter((i) => i.vector.length === unit.length)
+    .map((i) => {
+      const v = normalise(i.vector);
+      let dot = 0;
+      for (let j = 0; j < v.length; j++) dot += v[j] * unit[j];
+      return { key: i.key, score: dot };
+    })
+    .sort((a, b) => b.score - a.score);
 }
 
 /**

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { getContext, toContextJson } from '../../core/query.ts';
+import { searchLibraries } from '../../core/library-search.ts';
 import { patchSettings } from '../../core/settings.ts';
 import { createTestLogger } from '../../core/testing/index.ts';
 import { EMBED_JOB_KIND, queueEmbeddings, readBuildVectorsMeta } from '../../core/vectors.ts';
@@ -221,5 +222,30 @@ test('vectors: an embedding endpoint failing at query time degrades to the lexic
   server.script.push({ body: '{"object":"list","data":[{"object":"embedding","ind' });
   assert.equal(JSON.stringify(toContextJson(await getContext(kernel, { libraryId: library.id, query: 'cookies signed keys' }))).length > 0, true);
   assert.ok(!everything().includes(KEY));
+  await setEmbedder(null);
+});
+
+test('library search: with an embedder, library vectors (title, description, top headings) are fused with the name ranking; without, unchanged', async () => {
+  await setEmbedder(embedding());
+  const folder = join(dir, 'lib-f');
+  writeDocs(folder, { 'jar.md': '# Cookie jar\n\nStore cookies in a jar.\n\n## Signed cookies\n\nSigning keys rotate.\n' });
+  const { job } = await addLibrary(kernel, { source: 'upload', name: 'vec-f', title: 'Jar', description: 'Keeps cookies fresh.', spec: { path: folder } });
+  assert.equal((await runIngestJob(kernel, job.id)).state, 'succeeded');
+  const log = (await kernel.store.getJobLog(job.id)).map((l) => l.message).join('\n');
+  assert.match(log, /library vector written \(title, description and 2 top headings\)/);
+
+  await setEmbedder(null);
+  const name = 'qqq-no-such-name';
+  assert.deepEqual(await searchLibraries(kernel, name, 'cookie jar signed cookies', { fast: true }), [], 'no embedder: no name match, no result');
+  const exact = (await searchLibraries(kernel, 'vec-f', 'cookies', { fast: true })).map((r) => r.library.id);
+
+  await setEmbedder(embedding());
+  const calls = server.bodies.length;
+  const found = (await searchLibraries(kernel, name, 'cookie jar signed cookies', { fast: true })).map((r) => r.library.id);
+  assert.equal(server.bodies.length, calls + 1, 'the name and question embedded once');
+  assert.deepEqual(server.bodies.at(-1)!.input, [`${name}\ncookie jar signed cookies`]);
+  assert.equal(found[0], '/docs/vec-f', `the library whose headings match comes first: ${found.join(', ')}`);
+  assert.ok(found.length <= 3, 'at most three libraries join on their vectors alone');
+  assert.equal((await searchLibraries(kernel, 'vec-f', 'cookies', { fast: true }))[0].library.id, exact[0], 'an exact ID still comes first');
   await setEmbedder(null);
 });
