@@ -441,3 +441,21 @@ export async function readLibraryVectors(dataDir: string, libraryIds: readonly s
   }
   return out;
 }
+
+/**
+ * What the vectors add to an answer's ETag (server/api/answer-etag.ts): null without an embedder
+ * (the tag stays what it was); else the embedder's fingerprint and, for these builds, the
+ * checksums of their vectors, or, for library search (`builds` null), which libraries have
+ * vectors. An embed job finishing changes the tag though no build changed.
+ */
+export async function vectorsTag(kernel: Kernel, builds: ReadonlyArray<string | null> | null): Promise<string | null> {
+  const embedder = await currentEmbedder(kernel);
+  if (!embedder) return null;
+  const parts: string[] = [await kernel.providers.fingerprint()];
+  if (builds) {
+    for (const b of builds) parts.push(b ? ((await readBuildVectorsMeta(kernel.env.dataDir, b))?.checksum ?? '-') : '-');
+  } else {
+    parts.push(...(await readdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR)).catch(() => [] as string[])).sort());
+  }
+  return parts.join('\n');
+}

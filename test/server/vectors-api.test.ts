@@ -52,6 +52,8 @@ describe('vectors over HTTP', { timeout: 120_000 }, () => {
   test('turning the embedder on queues an embed job per version; it runs, logs and gives the version vectors', async () => {
     const before = await call(s.base, 'GET', `/api/v2/context${qs({ libraryId: '/docs/hybrid', query: 'route parameters', type: 'json' })}`);
     assert.equal(before.status, 200);
+    const lexicalTag = before.headers.get('etag');
+    assert.ok(lexicalTag);
     assert.equal(vendor.requests.length, 0, 'no embedder: no call');
     const res = await call(s.base, 'PATCH', '/api/settings', { headers: adminAuth, json: { embedding: { provider: 'openai', baseUrl: `${vendor.base}/v1`, apiKey: KEY, model: 'loopback-hash' } } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -71,6 +73,9 @@ describe('vectors over HTTP', { timeout: 120_000 }, () => {
     const hybrid = await call(s.base, 'GET', `/api/v2/context${qs({ libraryId: '/docs/hybrid', query: 'route parameters', type: 'json' })}`);
     assert.equal(hybrid.status, 200);
     assert.equal(vendor.bodies.length, calls + 1, 'the question was embedded');
+    assert.notEqual(hybrid.headers.get('etag'), lexicalTag, 'the vectors change the ETag (no stale 304 after an embed job)');
+    const revalidated = await call(s.base, 'GET', `/api/v2/context${qs({ libraryId: '/docs/hybrid', query: 'route parameters', type: 'json' })}`, { headers: { 'if-none-match': lexicalTag! } });
+    assert.equal(revalidated.status, 200);
     assert.ok(JSON.stringify(hybrid.body).includes('ctx.params'));
   });
 
