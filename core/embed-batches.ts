@@ -7,6 +7,7 @@
  */
 import type { Embedder } from './contracts.ts';
 import { ProviderError } from './providers.ts';
+import { retryAfterMs as headerRetryAfter, sleepAbortable } from './net/retry.ts';
 
 export interface EmbedBatchOptions {
   /** Texts per request. */
@@ -35,17 +36,20 @@ export const EMBED_BATCH_SCHEMA = {
 
 const RETRYABLE = new Set(['rate_limited', 'timeout', 'unavailable']);
 
-/** Seconds or an HTTP date (Retry-After), or milliseconds (retry-after-ms), as ms; undefined when absent or unreadable. */
-export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
-  if (!headers) return undefined;
-  const ms = Number(headers.get('retry-after-ms'));
-  if (headers.get('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
-  const v = headers.get('retry-after');
-  if (!v) return undefined;
-  const s = Number(v);
-  if (Number.isFinite(s) && s >= 0) return s * 1000;
-  const at = Date.parse(v);
-  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+/** A 429's wait: `retry-after-ms` (OpenAI's), else Retry-After (seconds or an HTTP date), in ms; undefined when absent. */
+export function retryAfterMs(headers: { get(name: string): string | null } | undefined): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  return headerRetryAfter(headers?.get('retry-after') ?? null) ?? undefined;
+}
+
+/** The host of an endpoint's base URL, for messages (never its path or credentials). */
+export function endpointHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the configured endpoint';
+  }
 }
 
 /** The ProviderError kind for an HTTP status. */
@@ -56,20 +60,6 @@ export function kindOfStatus(status: number): ProviderError['kind'] {
   if (status >= 500) return 'unavailable';
   return 'bad_request';
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 
 export interface BatchStats {
   requests: number;
@@ -137,7 +127,7 @@ export class BatchedEmbedder implements Embedder {
       const wait = err.retryAfterMs ?? backoff;
       if (wait > this.options.maxRetryDelayMs) throw err;
       this.stats.retries++;
-      await sleep(wait);
+      await sleepAbortable(wait);
     }
   }
 

@@ -6,7 +6,7 @@
  */
 import { ApiError, GoogleGenAI } from '@google/genai';
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
-import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
+import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
 import { ProviderError, type EmbedderConnector } from '../../core/providers.ts';
 
@@ -26,17 +26,9 @@ function retryDelayOf(message: string): number | undefined {
   return m ? Number(m[1]) * 1000 : undefined;
 }
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'the configured endpoint';
-  }
-}
-
 /** A ProviderError for what the SDK threw; never the key. */
 export function geminiError(e: unknown, endpoint: ProviderEndpoint): ProviderError {
-  const where = `Gemini embeddings at ${hostOf(endpoint.baseUrl)}`;
+  const where = `Gemini embeddings at ${endpointHost(endpoint.baseUrl)}`;
   if (e instanceof ProviderError) return e;
   if (e instanceof ApiError && typeof e.status === 'number') {
     // Gemini answers an invalid key with 400 INVALID_ARGUMENT (reason API_KEY_INVALID), not 401.
@@ -79,7 +71,7 @@ export function geminiEmbedder(endpoint: ProviderEndpoint, options: GeminiEmbedd
         if (err.kind !== 'rate_limited') throw err;
         throw new ProviderError('rate_limited', err.message, err.status, retryAfter ?? retryDelayOf((e as Error).message));
       }
-      if (!Array.isArray(reply?.embeddings)) throw new ProviderError('bad_response', `Gemini embeddings at ${hostOf(endpoint.baseUrl)}: the reply has no embeddings list`);
+      if (!Array.isArray(reply?.embeddings)) throw new ProviderError('bad_response', `Gemini embeddings at ${endpointHost(endpoint.baseUrl)}: the reply has no embeddings list`);
       return reply.embeddings.map((e) => e?.values as unknown);
     },
     (e) => geminiError(e, endpoint),

@@ -6,7 +6,7 @@
  */
 import OpenAI from 'openai';
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
-import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
+import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
 import { ProviderError, type EmbedderConnector } from '../../core/providers.ts';
 
@@ -16,7 +16,7 @@ export interface OpenAiEmbedderOptions extends EmbedBatchOptions {
 
 /** A ProviderError for what the SDK threw; the message names the host and status, never the key. */
 export function openAiError(e: unknown, endpoint: ProviderEndpoint): ProviderError {
-  const where = `embeddings at ${hostOf(endpoint.baseUrl)}`;
+  const where = `embeddings at ${endpointHost(endpoint.baseUrl)}`;
   if (e instanceof ProviderError) return e;
   if (e instanceof OpenAI.APIConnectionTimeoutError) return new ProviderError('timeout', `${where}: no answer in time`);
   if (e instanceof OpenAI.APIUserAbortError) return new ProviderError('timeout', `${where}: the request was aborted`);
@@ -37,14 +37,6 @@ function vendorMessage(body: unknown, key: string | null): string {
   return key ? text.split(key).join('[redacted]') : text;
 }
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'the configured endpoint';
-  }
-}
-
 export function openAiEmbedder(endpoint: ProviderEndpoint, options: OpenAiEmbedderOptions): BatchedEmbedder {
   const client = new OpenAI({
     // A local server may need no key: then no Authorization header is sent.
@@ -63,7 +55,7 @@ export function openAiEmbedder(endpoint: ProviderEndpoint, options: OpenAiEmbedd
     async (texts) => {
       const reply = await client.embeddings.create({ model: endpoint.model, input: texts });
       const data = Array.isArray(reply?.data) ? [...reply.data] : null;
-      if (!data) throw new ProviderError('bad_response', `embeddings at ${hostOf(endpoint.baseUrl)}: the reply has no data list`);
+      if (!data) throw new ProviderError('bad_response', `embeddings at ${endpointHost(endpoint.baseUrl)}: the reply has no data list`);
       // Each item carries its input's index: order by it (servers may answer out of order).
       data.sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
       return data.map((d) => d.embedding as unknown);

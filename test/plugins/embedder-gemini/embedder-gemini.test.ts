@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import plugin, { geminiEmbedder, splitGeminiBase } from '../../../plugins/embedder-gemini/index.ts';
 import type { ProviderEndpoint } from '../../../core/provider-settings.ts';
-import type { ProviderError } from '../../../core/providers.ts';
+import { providerError } from '../../helpers/provider-error.ts';
 import { EMBED_BATCH_DEFAULTS } from '../../../core/embed-batches.ts';
 import { hashEmbedding } from '../../helpers/hash-embedding.ts';
 import { startGeminiEmbeddings } from '../../helpers/embedding-servers.ts';
@@ -12,17 +12,6 @@ const fast = { ...EMBED_BATCH_DEFAULTS, batchSize: 2, concurrency: 2, maxRetries
 
 function endpoint(base: string, over: Partial<ProviderEndpoint> = {}): ProviderEndpoint {
   return { provider: 'gemini', api: 'gemini', baseUrl: `${base}/v1beta`, model: 'loopback-hash', apiKey: KEY, keyFrom: 'embedding', ...over };
-}
-
-async function providerError(p: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.equal((e as Error).name, 'ProviderError', String(e));
-    assert.ok(!String((e as Error).message).includes(KEY), 'the key is not in the message');
-    return e as ProviderError;
-  }
-  assert.fail('expected a ProviderError');
 }
 
 test('embedder-gemini: the base URL splits into the SDK base and API version', () => {
@@ -47,12 +36,12 @@ test('embedder-gemini: batchEmbedContents in batches, task type per purpose, key
 
 test('embedder-gemini: an invalid key (400 API_KEY_INVALID) and 403 are auth errors', async (t) => {
   const server = await startGeminiEmbeddings(t, { key: 'the-right-key' });
-  const err = await providerError(geminiEmbedder(endpoint(server.base), fast).embed(['x'], 'document'));
+  const err = await providerError(geminiEmbedder(endpoint(server.base), fast).embed(['x'], 'document'), KEY);
   assert.equal(err.kind, 'auth');
   assert.equal(server.requests.length, 1, 'not retried');
   const other = await startGeminiEmbeddings(t);
   other.script.push({ status: 403, body: '{"error":{"code":403,"message":"Permission denied","status":"PERMISSION_DENIED"}}' });
-  assert.equal((await providerError(geminiEmbedder(endpoint(other.base), fast).embed(['x'], 'document'))).kind, 'auth');
+  assert.equal((await providerError(geminiEmbedder(endpoint(other.base), fast).embed(['x'], 'document'), KEY)).kind, 'auth');
 });
 
 test('embedder-gemini: 429 with Retry-After or RetryInfo is retried then succeeds; a long one fails as rate_limited', async (t) => {
@@ -66,7 +55,7 @@ test('embedder-gemini: 429 with Retry-After or RetryInfo is retried then succeed
     status: 429,
     body: '{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"45s"}]}}',
   });
-  const err = await providerError(geminiEmbedder(endpoint(server.base), { ...fast, maxRetryDelayMs: 1000 }).embed(['x'], 'document'));
+  const err = await providerError(geminiEmbedder(endpoint(server.base), { ...fast, maxRetryDelayMs: 1000 }).embed(['x'], 'document'), KEY);
   assert.equal(err.kind, 'rate_limited');
   assert.equal(err.retryAfterMs, 45_000);
 });
@@ -75,13 +64,13 @@ test('embedder-gemini: truncated JSON, a wrong count, 500s and a slow reply', as
   const server = await startGeminiEmbeddings(t);
   const once = { ...fast, maxRetries: 0 };
   server.script.push({ status: 200, body: '{"embeddings":[{"values":[0.1,0.' });
-  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), once).embed(['a'], 'document'))).kind, 'bad_response');
+  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), once).embed(['a'], 'document'), KEY)).kind, 'bad_response');
   server.script.push({ mutate: (a) => (a.embeddings as unknown[]).push({ values: [1, 2] }) });
-  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), once).embed(['a'], 'document'))).kind, 'bad_response');
+  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), once).embed(['a'], 'document'), KEY)).kind, 'bad_response');
   server.script.push({ status: 500, body: '{"error":{"code":500,"message":"Internal error","status":"INTERNAL"}}' });
-  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), once).embed(['a'], 'document'))).kind, 'unavailable');
+  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), once).embed(['a'], 'document'), KEY)).kind, 'unavailable');
   server.script.push({ delayMs: 500 });
-  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), { ...once, timeoutMs: 100 }).embed(['a'], 'document'))).kind, 'timeout');
+  assert.equal((await providerError(geminiEmbedder(endpoint(server.base), { ...once, timeoutMs: 100 }).embed(['a'], 'document'), KEY)).kind, 'timeout');
 });
 
 test('embedder-gemini: the plugin defines an embedder connector of the gemini API', async () => {
