@@ -20,6 +20,7 @@ import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from
 import { StoredDocsWriter, hasStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
 import { chunkDocument } from './chunk-worker.ts';
+import { EMBED_JOB_KIND, IngestVectors, embedServedVersion, removeBuildVectors } from './vectors.ts';
 
 export interface AddLibraryInput {
   /** The source kind, e.g. `upload`. */
@@ -192,6 +193,16 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   try {
     await store.updateJob(job.id, { progress });
     if (!library) throw new RefdeskError('library_not_found', `Library "${job.libraryId}" not found.`);
+    if (job.kind === EMBED_JOB_KIND) {
+      // An embed job: vectors for the served build, no new build (core/vectors.ts).
+      log('info', `started: embedding ${formatLibraryId(job.libraryId, job.version)}`);
+      stage = 'writing';
+      const embedSignal = AbortSignal.any([...(options.signal ? [options.signal] : []), ...(options.cancel ? [options.cancel] : [])]);
+      await embedServedVersion(kernel, job, { signal: embedSignal, log, progress: (done, total) => ((progress.snippets = done), (progress.message = `${done} of ${total} snippets have vectors`), report()) });
+      stage = 'done';
+      log('info', `finalized: embedded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
+    }
     log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry && !rechunk) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
     const servedBuild = (await store.getVersion(job.libraryId, job.version))?.activeBuildId ?? null;
@@ -199,6 +210,8 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       throw new RefdeskError('invalid_request', `${formatLibraryId(job.libraryId, job.version)} has no stored documents to re-chunk: add or refresh it from its source.`);
     }
     buildId = await store.beginBuild(job.libraryId, job.version, job.id);
+    // With an embedder configured, the build's snippets get vectors before it is finalized.
+    const vectors = await IngestVectors.start(kernel);
     // Documents of the served build that this kernel's chunking made: the source may skip them.
     // A rechunk job chunks every document again.
     const fingerprint = chunkingFingerprint(kernel);
@@ -329,6 +342,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       progress.snippets += snippets.length;
       for (const s of snippets) totalTokens += s.tokens;
       batch.push(...snippets);
+      vectors?.add(snippets);
       if (batch.length >= batchSize) {
         await store.addSnippets(buildId, batch);
         await store.addDocuments(buildId, documents);
@@ -348,6 +362,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (progress.snippets === 0) {
       throw new RefdeskError('no_documentation', `No documentation found: the source gave ${progress.files} documents and no snippets.`);
     }
+    if (vectors) await vectors.finish(buildId, job, servedBuild, { signal, log });
     stage = 'finalizing';
     if (docsOut) {
       const out: StoredDocsWriter = docsOut;
@@ -357,8 +372,10 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         log('warn', `the build's documents are not stored (${(e as Error).message}): a chunker change will need the source again`);
       });
     }
+    const finalized = buildId;
     await store.finalizeBuild(buildId);
     buildId = null;
+    if (servedBuild && servedBuild !== finalized) await removeBuildVectors(kernel.env.dataDir, servedBuild);
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
     if (job.version === '') await recordLibraryMeta(kernel, job.libraryId, libraryMeta, { documents: progress.files, skippedDocuments, snippets: progress.snippets }, log);
     report(true);
@@ -370,6 +387,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (buildId) {
       await store.failBuild(buildId).catch(() => {});
       await removeStoredDocs(kernel.env.dataDir, [buildId]).catch(() => {});
+      await removeBuildVectors(kernel.env.dataDir, buildId);
     }
     if (options.cancel?.aborted && !options.signal?.aborted) {
       stage = 'cancelled';

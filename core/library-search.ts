@@ -7,12 +7,14 @@
  * count, served or not). The second (skipped when `fast` is set) re-ranks the best candidates by
  * the question: how many of its words the library's description and its own documentation
  * (the top hits of the library's lexical index) contain; then, with an LLM in Settings (the
- * reranker-llm plugin), one LLM call reorders the best candidates.
+ * reranker-llm plugin), one LLM call reorders the best candidates. With an embedder, the first
+ * stage is fused with the libraries' vectors (core/library-vectors.ts).
  */
 import type { LibraryRecord } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { activeReranker } from './query.ts';
 import { tokenize } from './search/tokenize.ts';
+import { fuseLibraryVectors } from './library-vectors.ts';
 
 export interface LibrarySearchOptions {
   /** Skip the question re-ranking stages (the documentation coverage and the LLM's). */
@@ -155,14 +157,17 @@ function byRank(a: ScoredLibrary & { exactId: boolean }, b: ScoredLibrary & { ex
 export async function searchLibraries(kernel: Kernel, libraryName: string, query: string, options: LibrarySearchOptions = {}): Promise<ScoredLibrary[]> {
   const libs = options.libraries ?? (await kernel.store.listLibraries());
   const asked = prepareName(libraryName);
-  const first = libs
-    // Only libraries with documentation to serve (a failed or unfinished first build has none).
-    .filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)))
+  // Only libraries with documentation to serve (a failed or unfinished first build has none).
+  const pool = libs.filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)));
+  const first = pool
     .map((library) => ({ library, forms: libraryForms(library) }))
     .map((x) => ({ ...x, name: scoreName(x.forms, asked) }))
     .filter((x) => x.name >= MIN_NAME_SCORE)
     .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library), exactId: exactId(x.forms, asked.wanted) }))
     .sort(byRank);
+  // With an embedder: fused with the libraries' vectors (core/library-vectors.ts); unchanged without.
+  const fused = await fuseLibraryVectors(kernel, `${libraryName}\n${query}`, first, pool);
+  if (fused !== first) first.splice(0, first.length, ...fused.sort(byRank));
 
   if (!options.fast && first.length > 1) {
     const questionTokens = new Set(tokenize(query));

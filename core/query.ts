@@ -1,6 +1,7 @@
 /**
- * The query pipeline: library ID (+ version) -> lexical search -> optional rerank (skipped with
- * `fast`, or when the reranker is inactive, e.g. no LLM in Settings) -> context
+ * The query pipeline: library ID (+ version) -> lexical search (fused with vector search when the
+ * version has vectors of the configured embedder: core/hybrid.ts) -> optional rerank (skipped
+ * with `fast`, or when the reranker is inactive, e.g. no LLM in Settings) -> context
  * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
  */
 import type { LibraryRecord, Reranker, SearchHit, StoredSnippet } from './contracts.ts';
@@ -9,6 +10,7 @@ import { RefdeskError } from './errors.ts';
 import { formatLibraryId } from './library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from './library-resolve.ts';
 import { assembleContext, type ContextSnippet } from './context-assembly.ts';
+import { startHybrid } from './hybrid.ts';
 
 export { assembleContext, type ContextSnippet } from './context-assembly.ts';
 
@@ -129,11 +131,14 @@ export async function getContext(kernel: Kernel, req: ContextRequest, options: C
   }
   const budget = tokenBudget(kernel, req.tokens);
   const reranker = options.fast ? null : await activeReranker(kernel);
-  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, reranker ? null : { budget }, options.signal) : null;
+  // With vectors of the configured embedder: the question is embedded while the lexical search runs (core/hybrid.ts).
+  const hybrid = await startHybrid(kernel, parsed.id, version, query);
+  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, reranker || hybrid ? null : { budget }, options.signal) : null;
   let snippets: ContextSnippet[];
   if (remote && 'snippets' in remote) snippets = remote.snippets;
   else {
     let hits = remote ? remote.hits : await kernel.store.search(parsed.id, version, query, CANDIDATES);
+    if (hybrid) hits = await hybrid.fuse(hits, CANDIDATES);
     if (reranker && hits.length > 1) {
       // Reranking runs here, after the (worker's) lexical search; a failing reranker keeps the lexical order.
       hits = await reranker.rerank(query, hits, CANDIDATES, { libraryId: parsed.id, version, signal: options.signal }).catch((e: unknown) => {

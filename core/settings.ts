@@ -159,7 +159,25 @@ export async function patchSettings(store: Store, box: SecretBox, body: unknown)
     }
     await store.setSetting(UPLOADS_SETTING, next);
   }
-  return { changed, cleared: merged.cleared };
+  const change = { changed, cleared: merged.cleared };
+  if (patch.llm !== undefined || patch.embedding !== undefined) {
+    for (const fn of providerListeners.get(store) ?? []) await Promise.resolve(fn(change)).catch(() => {});
+  }
+  return change;
+}
+
+const providerListeners = new WeakMap<Store, Set<(change: SettingsChange) => unknown>>();
+
+/**
+ * Calls `fn` after each patchSettings on this store that changed the provider settings (the
+ * server makes its clients again and queues embedding jobs); awaited, its failure ignored.
+ * Returns the function that removes it.
+ */
+export function onProviderSettingsPatched(store: Store, fn: (change: SettingsChange) => unknown): () => void {
+  let set = providerListeners.get(store);
+  if (!set) providerListeners.set(store, (set = new Set()));
+  set.add(fn);
+  return () => void set.delete(fn);
 }
 
 /**

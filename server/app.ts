@@ -16,6 +16,7 @@ import { parseRoutes } from './routes/parse.ts';
 import { sourceRoutes } from './routes/sources.ts';
 import { uploadRoutes } from './routes/upload.ts';
 import { JobRunner } from './job-runner.ts';
+import { onProviderSettingsPatched } from '../core/settings.ts';
 import { mcpEndpoint, type McpEndpointOptions } from './mcp/http-endpoint.ts';
 import { ServiceBackend } from './mcp/service-backend.ts';
 import { createApiService, type ApiService } from './api/service.ts';
@@ -92,6 +93,8 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   // Koa reads X-Forwarded-Proto/Host only with `proxy`; trustedProxyMiddleware strips them from other peers.
   app.proxy = proxies.entries.length > 0;
   const jobs = new JobRunner(kernel);
+  // A change of the provider settings (API or UI): new clients, and embed jobs for an embedder turned on or changed.
+  onProviderSettingsPatched(kernel.store, () => jobs.providersChanged());
   const searchPool = createSearchPool(kernel, options.searchPool);
   const service = createApiService(kernel, jobs, searchPool ?? undefined);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];

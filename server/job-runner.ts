@@ -6,6 +6,7 @@ import { sweepUploads } from '../core/uploads.ts';
 import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import { appendJobLogLines, pruneJobLogs, type JobLogEntry } from '../core/job-log.ts';
 import { queueRechunks } from '../core/rechunk.ts';
+import { queueEmbeddings, removeOrphanVectors } from '../core/vectors.ts';
 
 /** What a job's watchers hear (GET /api/jobs/{id}/events): its state, progress, log lines, and its end. */
 export type JobEvent =
@@ -111,6 +112,9 @@ export class JobRunner {
     this.startPruning();
     // A changed chunking configuration: libraries are re-chunked from their stored documents.
     await queueRechunks(this.kernel).catch((e: unknown) => this.kernel.logger.warn('could not queue re-chunking jobs', { error: (e as Error).message }));
+    // Versions without vectors of the configured embedder (turned on or changed while stopped) get embed jobs.
+    await removeOrphanVectors(this.kernel).catch((e: unknown) => this.kernel.logger.warn('could not remove unused vectors', { error: (e as Error).message }));
+    await queueEmbeddings(this.kernel).catch((e: unknown) => this.kernel.logger.warn('could not queue embedding jobs', { error: (e as Error).message }));
     const queued = await this.kernel.store.listJobs({ state: 'queued' });
     for (const j of queued.reverse()) this.enqueue(j.id);
     if (queued.length > 0) this.kernel.logger.info('resuming queued jobs', { jobs: queued.length });
@@ -120,6 +124,17 @@ export class JobRunner {
     } catch (e) {
       this.kernel.logger.warn('could not sweep the uploads folder', { error: (e as Error).message });
     }
+  }
+
+  /**
+   * After a change of the provider settings: the clients are made again, and every version
+   * without vectors of the (new) embedder gets an `embed` job (core/vectors.ts queueEmbeddings).
+   */
+  async providersChanged(): Promise<string[]> {
+    this.kernel.providers?.invalidate();
+    const ids = await queueEmbeddings(this.kernel);
+    for (const id of ids) this.enqueue(id);
+    return ids;
   }
 
   enqueue(jobId: string): void {

@@ -71,7 +71,8 @@ export function mediaTypeLabel(header: string | null | undefined): string {
   return m ? m[1].toLowerCase() : 'an unrecognised content type';
 }
 
-function sleepAbortable(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or rejects with the signal's reason once it aborts. */
+export function sleepAbortable(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {

@@ -11,10 +11,12 @@
  *
  *   npm run bench -- --questions FILE.jsonl [--corpora DIR] [--out DIR] [--only a,b] [--rounds N] [--keep] [--baseline sections]
  *                    [--llm-base-url URL --llm-model M [--llm-api-key ENV_VAR]]
+ *                    [--embedder-base-url URL --embedder-model NAME [--embedder-key-env VAR] | --loopback-embedder]
  *
  * With --llm-base-url (scripts/bench/llm-flags.ts) the questions are asked twice: fast=true
  * (system `refdesk`, no LLM) and reranked by that LLM (system `reranked`, latency of the first,
- * uncached round).
+ * uncached round). With an embedder (scripts/bench/embedder.ts) the libraries are embedded at
+ * ingest and Refdesk answers with hybrid search (summary.json `embedder`).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +26,7 @@ import { parseArgs } from 'node:util';
 import type { StoredSnippet } from '../../core/contracts.ts';
 import { defaultConfigPath } from '../../core/config.ts';
 import { benchApiKey } from './api-key.ts';
+import { EMBEDDER_OPTIONS, benchEmbedder, useBenchEmbedder, type BenchEmbedder } from './embedder.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
@@ -62,6 +65,7 @@ async function main(): Promise<void> {
       keep: { type: 'boolean', default: false },
       baseline: { type: 'string' },
       ...LLM_OPTIONS,
+      ...EMBEDDER_OPTIONS,
     },
   });
   const llm = benchLlmFrom(values, process.env);
@@ -69,6 +73,8 @@ async function main(): Promise<void> {
   if (values.baseline !== undefined && values.baseline !== 'sections') throw new Error('--baseline takes "sections" (plain BM25 over the pages\' heading sections).');
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds must be a positive integer.');
+  // Checked before anything is read (a missing key variable fails at once; main's catch exits).
+  const embedder = await benchEmbedder(values);
   const only = values.only ? new Set(values.only.split(',').map((s) => s.trim())) : null;
   let corpora = readCorpora(resolve(values.corpora!));
   let questions = readQuestions(resolve(values.questions));
@@ -86,15 +92,17 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-bench-'));
   try {
-    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)), llm);
+    const { ingest, snippets } = await ingestAll(dataDir, corpora, new Set(questions.map((q) => q.corpus)), llm, embedder);
     const sectionDirs = values.baseline === 'sections' ? new Map(corpora.map((c) => [c.name, c.dir])) : null;
     const summary = await askAll(dataDir, questions, snippets, ingest, rounds, outDir, sectionDirs, llm);
+    if (embedder) summary.embedder = embedder.label;
     writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     console.log('\n' + formatTable(summary));
     const r = summary.systems.refdesk;
     if (r.halves) console.log(`\nrefdesk by half of the questions (A tuned on, B validates):\n${formatHalves(r.perCorpus, r.macro, r.halves)}`);
     console.log(`\nwrote ${join(outDir, 'summary.json')} and questions.json`);
   } finally {
+    await embedder?.close();
     if (values.keep) console.log(`data directory kept: ${dataDir}`);
     else rmSync(dataDir, { recursive: true, force: true });
   }
@@ -104,9 +112,10 @@ async function main(): Promise<void> {
 let apiKey = '';
 
 /** Step 1: every corpus through the real ingest path, timed; the stored snippets of the asked ones. */
-async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>, llm: BenchLlm | null) {
+async function ingestAll(dataDir: string, corpora: CorpusInfo[], asked: Set<string>, llm: BenchLlm | null, embedder: BenchEmbedder | null) {
   const kernel = await createKernel(defaultConfigPath(), { env: { dataDir, mode: 'writer' }, logger: createConsoleLogger('error') });
   await kernel.open();
+  if (embedder) await useBenchEmbedder(kernel, embedder);
   const ingest: Record<string, IngestFigures> = {};
   const snippets = new Map<string, StoredSnippet[]>();
   const total: IngestFigures = { ms: 0, snippets: 0, bytes: 0 };

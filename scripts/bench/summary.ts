@@ -27,6 +27,8 @@ export interface Summary {
   ingest: Record<string, IngestFigures>;
   /** The LLM of a reranked run (the environment variable its key came from, never the key). */
   llm?: { baseUrl: string; model: string; keyFrom: string | null };
+  /** The embedder Refdesk searched with (hybrid), when the run had one: `model @ host`. */
+  embedder?: string;
 }
 
 /** One system's figures from its judged questions, answer sizes and latencies. */
@@ -52,7 +54,7 @@ const COLS = ['hit@1', 'hit@5', 'hit@10', 'recall@5', 'mrr@10', 'ndcg@10'] as co
 /** The printed table: per corpus and macro, both systems side by side, then sizes and speed. */
 export function formatTable(s: Summary): string {
   const { refdesk: r, minisearch: b } = s.systems;
-  const lines: string[] = [];
+  const lines: string[] = s.embedder ? [`refdesk: hybrid search with ${s.embedder}`] : [];
   const head = 'corpus      n  ' + COLS.map((c) => c.padStart(9)).join('') + '   | minisearch ' + ['hit@5', 'mrr@10', 'ndcg@10'].map((c) => c.padStart(8)).join('');
   lines.push(head, '-'.repeat(head.length));
   const row = (name: string, m: Metrics, base: Metrics) =>

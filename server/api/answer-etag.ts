@@ -10,7 +10,9 @@
  *   - the policy in force and what it decides for those libraries now (a policy change, or a
  *     library growing past the policy's maximum age, changes it);
  *   - the service's answer fingerprint (kernel version, query settings, reranker, and the
- *     providers' endpoints and models from Settings).
+ *     providers' endpoints and models from Settings);
+ *   - with an embedder configured: its fingerprint and the versions' vectors (core/vectors.ts
+ *     vectorsTag), so an embed job finishing gives a new tag.
  *
  * null when no tag can be computed up front (a malformed parameter, an unknown or renamed
  * library): the request then runs and its error answer carries no ETag.
@@ -23,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import { decide, type Policy } from '../../core/policy.ts';
 import { getPolicy } from '../../core/settings.ts';
+import { vectorsTag } from '../../core/vectors.ts';
 import { formatLibraryId, type LibraryId } from '../../core/library-id.ts';
 import { resolveLibraryId } from '../../core/library-resolve.ts';
 import type { LibraryRecord } from '../../core/contracts.ts';
@@ -101,9 +104,13 @@ export async function answerEtag(service: ApiService, path: string, params: Para
       builds: versions.map((v) => [v.version, v.state, v.activeBuildId, v.lastUpdateDate]),
       allowed: decide(policy, library, now).allowed,
     };
+    const vectors = await vectorsTag(service.kernel, versions.map((v) => v.activeBuildId));
+    if (vectors !== null) state = { ...(state as object), vectors };
   } else {
     const libraries = await store.listLibraries();
     state = libraries.map((l) => [l, decide(policy, l, now).allowed]);
+    const vectors = await vectorsTag(service.kernel, null);
+    if (vectors !== null) state = { libraries: state, vectors };
     catalog = { libraries, policy, now };
   }
   const fingerprint = await service.answerFingerprint();

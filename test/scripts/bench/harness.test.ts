@@ -5,60 +5,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeTinyBench } from './tiny-bench.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-
-function write(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
-}
 
 test('npm run bench indexes, asks over HTTP, judges both systems and writes summary.json', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'refdesk-bench-test-'));
   try {
-    const corpora = join(dir, 'corpora');
-    write(
-      join(corpora, 'MANIFEST.json'),
-      JSON.stringify({ corpora: [{ name: 'alpha', libraryId: '/acme/alpha', bytes: 0 }, { name: 'beta', libraryId: '/acme/beta', bytes: 0 }] }),
-    );
-    write(
-      join(corpora, 'alpha', 'docs', 'guide.md'),
-      [
-        '# Alpha guide', // 1
-        '', // 2
-        'Alpha is a tiny framework for examples.', // 3
-        '', // 4
-        '## Frobnicate widgets', // 5
-        '', // 6
-        'Call `frobnicateWidget()` to frobnicate a widget quickly.', // 7
-        '', // 8
-        '```js', // 9
-        'frobnicateWidget({ speed: 3 })', // 10
-        '```', // 11
-        '', // 12
-        '## Install', // 13
-        '', // 14
-        'Run the installer with npm to install alpha.', // 15
-        '',
-      ].join('\n'),
-    );
-    write(join(corpora, 'alpha', 'docs', 'faq.md'), '# FAQ\n\nAnswers about the zebra crossing and the lighthouse keeper.\n');
-    write(join(corpora, 'beta', 'README.md'), '# Beta\n\nBeta renders quaternion matrices for games.\n\n## Rotation\n\nUse slerp to rotate a quaternion smoothly.\n');
-    const questions = join(dir, 'questions.jsonl');
-    const q = (o: object) => JSON.stringify(o);
-    write(
-      questions,
-      [
-        q({ id: 'a-1', library: '/acme/alpha', corpus: 'alpha', question: 'how do I frobnicate a widget?', type: 'howto', gold: [{ path: 'docs/guide.md', lines: [5, 12], grade: 2 }] }),
-        q({ id: 'a-2', library: '/acme/alpha', corpus: 'alpha', question: 'zebra lighthouse keeper', type: 'concept', gold: [{ path: 'docs/faq.md', grade: 2 }] }),
-        q({ id: 'a-3', library: '/acme/alpha', corpus: 'alpha', question: 'how do I deploy to kubernetes', type: 'none', gold: [] }),
-        q({ id: 'b-1', library: '/acme/beta', corpus: 'beta', question: 'rotate a quaternion with slerp', type: 'api', gold: [{ path: 'README.md', lines: [5, 7], grade: 2 }] }),
-      ].join('\n') + '\n',
-    );
+    const { corpora, questions } = writeTinyBench(dir);
     const out = join(dir, 'out');
     const res = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'bench', 'run.ts'), '--questions', questions, '--corpora', corpora, '--out', out, '--rounds', '1'], {
       cwd: ROOT,

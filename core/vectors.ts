@@ -1,0 +1,461 @@
+/**
+ * Vectors per library version (issue 21). When an embedder is configured, each build's snippets
+ * are embedded at ingest, after chunking and before the build is finalized, and written beside
+ * its index segment:
+ *
+ *   <dataDir>/vectors/<buildId>/meta.json   model, dimensions, count, index kind, checksum, and the
+ *                                           content hash of each snippet's embedded text, in build
+ *                                           order (row i is the snippet of seq i)
+ *   <dataDir>/vectors/<buildId>/vectors.f32 or index.json   the index (core/vector-index.ts)
+ *
+ * The directory is written as `<buildId>.partial-*` and renamed when complete: a failed or killed
+ * embedding leaves no half-written vectors, and the served version keeps serving. A refresh reuses
+ * the vectors of the served build for snippets whose text hash is unchanged (same model and
+ * dimension only). Vectors of another model or dimension than the configured embedder's are
+ * never used: that version is searched lexically until an `embed` job gives it current vectors.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Embedder, LogLevel, Snippet } from './contracts.ts';
+import type { Kernel } from './kernel.ts';
+import { RefdeskError } from './errors.ts';
+import { ProviderError } from './providers.ts';
+import { formatLibraryId } from './library-id.ts';
+import { chooseVectorIndex, readVectorRows, writeVectorIndex, type VectorIndexKind } from './vector-index.ts';
+
+/** The kind of a job that embeds a served version (an embedder was turned on or changed). */
+export const EMBED_JOB_KIND = 'embed';
+export const VECTORS_DIR = 'vectors';
+const META_FILE = 'meta.json';
+const FORMAT = 1;
+/** Characters of a snippet given to the embedder (about 1,000 tokens). */
+export const EMBED_TEXT_MAX_CHARS = 4000;
+/** Texts handed to the embedder per call from ingest (the plugin batches and parallelises within). */
+const EMBED_CHUNK = 512;
+
+export interface BuildVectorsMeta {
+  format: number;
+  model: string;
+  dimensions: number;
+  count: number;
+  index: VectorIndexKind;
+  checksum: string;
+  /** sha1 of each row's embedded text, in build order. */
+  hashes: string[];
+}
+
+/** The text a snippet is embedded by: its heading path, title, description and body. */
+export function snippetEmbedText(s: Pick<Snippet, 'breadcrumb' | 'title' | 'description' | 'type' | 'code' | 'content'>): string {
+  const parts = [s.breadcrumb.join(' > '), s.title, s.description, s.type === 'code' ? s.code : s.content];
+  return parts.filter((p) => p && p.trim()).join('\n').slice(0, EMBED_TEXT_MAX_CHARS);
+}
+
+export function textHash(text: string): string {
+  return createHash('sha1').update(text).digest('hex');
+}
+
+export function vectorsDir(dataDir: string): string {
+  return join(dataDir, VECTORS_DIR);
+}
+
+function buildDir(dataDir: string, buildId: string): string {
+  if (!/^[\w-]+$/.test(buildId)) throw new Error(`not a build id: ${JSON.stringify(buildId).slice(0, 60)}`);
+  return join(vectorsDir(dataDir), buildId);
+}
+
+/** The vectors' description of a build, or null when it has none (or an unreadable one). */
+export async function readBuildVectorsMeta(dataDir: string, buildId: string): Promise<BuildVectorsMeta | null> {
+  let text: string;
+  try {
+    text = await readFile(join(buildDir(dataDir, buildId), META_FILE), 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const m = JSON.parse(text) as Partial<BuildVectorsMeta>;
+    if (
+      m.format !== FORMAT ||
+      typeof m.model !== 'string' ||
+      !Number.isInteger(m.dimensions) ||
+      !Number.isInteger(m.count) ||
+      (m.index !== 'flat' && m.index !== 'vectra') ||
+      typeof m.checksum !== 'string' ||
+      !Array.isArray(m.hashes) ||
+      m.hashes.length !== m.count
+    ) {
+      return null;
+    }
+    return m as BuildVectorsMeta;
+  } catch {
+    return null;
+  }
+}
+
+export function buildVectorsPath(dataDir: string, buildId: string): string {
+  return buildDir(dataDir, buildId);
+}
+
+/** Writes a build's vectors (replacing any it had) through a partial directory renamed at the end. */
+export async function writeBuildVectors(
+  dataDir: string,
+  buildId: string,
+  input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] },
+  vectraMaxFloats?: number,
+): Promise<BuildVectorsMeta> {
+  const final = buildDir(dataDir, buildId);
+  const partial = `${final}.partial-${randomBytes(4).toString('hex')}`;
+  await mkdir(partial, { recursive: true });
+  try {
+    const index = chooseVectorIndex(input.vectors.length, input.dimensions, vectraMaxFloats);
+    const checksum = await writeVectorIndex(index, partial, input.dimensions, input.vectors);
+    const meta: BuildVectorsMeta = { format: FORMAT, model: input.model, dimensions: input.dimensions, count: input.vectors.length, index, checksum, hashes: input.hashes };
+    await writeFile(join(partial, META_FILE), JSON.stringify(meta));
+    const old = `${final}.old-${randomBytes(4).toString('hex')}`;
+    await rename(final, old).catch(() => {});
+    await rename(partial, final);
+    await rm(old, { recursive: true, force: true });
+    return meta;
+  } catch (e) {
+    await rm(partial, { recursive: true, force: true }).catch(() => {});
+    throw e;
+  }
+}
+
+export async function removeBuildVectors(dataDir: string, buildId: string): Promise<void> {
+  await rm(buildDir(dataDir, buildId), { recursive: true, force: true }).catch(() => {});
+}
+
+/**
+ * Removes vectors of builds no version serves (replaced, deleted, or never finalized) and partial
+ * directories left by a crash. Returns the names removed.
+ */
+export async function removeOrphanVectors(kernel: Kernel): Promise<string[]> {
+  const keep = new Set<string>();
+  for (const library of await kernel.store.listLibraries()) {
+    for (const v of await kernel.store.listVersions(library.id)) if (v.activeBuildId) keep.add(v.activeBuildId);
+  }
+  let names: string[];
+  try {
+    names = await readdir(vectorsDir(kernel.env.dataDir));
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (name === LIBRARY_VECTORS_DIR || keep.has(name)) continue;
+    await rm(join(vectorsDir(kernel.env.dataDir), name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+/** Whether a build's vectors were made by this embedder (same model; same dimension when it knows its own). */
+export function vectorsMatch(meta: Pick<BuildVectorsMeta, 'model' | 'dimensions'>, embedder: Pick<Embedder, 'model' | 'dimensions'>): boolean {
+  return meta.model === embedder.model && (!(embedder.dimensions > 0) || meta.dimensions === embedder.dimensions);
+}
+
+/** The vectors of a build by text hash, when they match the embedder (for reuse on refresh). */
+async function reusableVectors(dataDir: string, buildId: string | null, embedder: Embedder): Promise<Map<string, Float32Array>> {
+  const out = new Map<string, Float32Array>();
+  if (!buildId) return out;
+  const meta = await readBuildVectorsMeta(dataDir, buildId);
+  if (!meta || !vectorsMatch(meta, embedder)) return out;
+  try {
+    const rows = await readVectorRows(meta.index, buildDir(dataDir, buildId), meta.dimensions, meta.count, meta.checksum);
+    meta.hashes.forEach((h, i) => out.set(h, rows[i]));
+  } catch {
+    out.clear();
+  }
+  return out;
+}
+
+/** Checks what an embedder returned: one finite vector per text, all of one dimension. */
+export function checkEmbeddings(vectors: unknown, count: number, dimensions: number | null): Float32Array[] {
+  if (!Array.isArray(vectors) || vectors.length !== count) {
+    throw new ProviderError('bad_response', `the embedder returned ${Array.isArray(vectors) ? vectors.length : 'no'} vectors for ${count} texts`);
+  }
+  const dim = dimensions ?? (vectors[0] as Float32Array | undefined)?.length ?? 0;
+  for (const v of vectors as Float32Array[]) {
+    if (!(v instanceof Float32Array) || v.length === 0 || v.length !== dim) {
+      throw new ProviderError('bad_response', `the embedder returned a vector of ${v?.length ?? 0} dimensions where ${dim} were expected`);
+    }
+    for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i])) throw new ProviderError('bad_response', 'the embedder returned a vector with a value that is not a number');
+  }
+  return vectors as Float32Array[];
+}
+
+/** The job error for a provider failure while embedding; never holds a key. */
+export function embeddingJobError(e: unknown, scrub: (s: string) => string): RefdeskError {
+  if (e instanceof ProviderError) {
+    if (e.kind === 'auth') {
+      return new RefdeskError(
+        'build_failed',
+        scrub(`The embedding provider refused the key${e.status ? ` (HTTP ${e.status})` : ''}: set a valid embedding API key in Settings (or turn embeddings off); the served version is unchanged.`),
+      );
+    }
+    return new RefdeskError('build_failed', scrub(`Embedding failed (${e.kind}): ${e.message}. The served version is unchanged.`));
+  }
+  if (e instanceof RefdeskError) return e;
+  return new RefdeskError('build_failed', scrub(`Embedding failed: ${(e as Error).message}. The served version is unchanged.`));
+}
+
+/** A function that removes the configured provider keys from a text. */
+export async function providerKeyScrubber(kernel: Kernel): Promise<(s: string) => string> {
+  let keys: string[] = [];
+  try {
+    const r = await kernel.providers.resolved();
+    keys = [r.embedding?.apiKey, r.llm?.apiKey].filter((k): k is string => typeof k === 'string' && k.length >= 4);
+  } catch {
+    keys = [];
+  }
+  return (s) => keys.reduce((t, k) => t.split(k).join('[redacted]'), s);
+}
+
+type Log = (level: LogLevel, message: string) => void;
+
+export interface EmbedRun {
+  signal: AbortSignal;
+  log: Log;
+  /** Called with how many texts have vectors so far (reused or embedded). */
+  progress?(done: number, total: number): void;
+}
+
+/**
+ * Vectors for these texts: reused from `reuseFrom`'s vectors by text hash, the rest embedded in
+ * chunks (the plugin batches and retries each). Throws the embedder's ProviderError.
+ */
+export async function embedTexts(
+  kernel: Kernel,
+  embedder: Embedder,
+  texts: readonly string[],
+  reuseFrom: string | null,
+  run: EmbedRun,
+): Promise<{ hashes: string[]; vectors: Float32Array[]; dimensions: number; reused: number; embedded: number }> {
+  const hashes = texts.map(textHash);
+  const previous = await reusableVectors(kernel.env.dataDir, reuseFrom, embedder);
+  const vectors: Float32Array[] = new Array(texts.length);
+  const todo: number[] = [];
+  hashes.forEach((h, i) => {
+    const v = previous.get(h);
+    if (v) vectors[i] = v;
+    else todo.push(i);
+  });
+  const reused = texts.length - todo.length;
+  let dimensions: number | null = reused > 0 ? vectors[hashes.findIndex((h) => previous.has(h))].length : embedder.dimensions > 0 ? embedder.dimensions : null;
+  run.log('info', `embedding ${texts.length} snippets with ${embedder.model}: ${reused} unchanged (vectors reused), ${todo.length} to embed`);
+  let done = reused;
+  run.progress?.(done, texts.length);
+  for (let at = 0; at < todo.length; at += EMBED_CHUNK) {
+    run.signal.throwIfAborted();
+    const part = todo.slice(at, at + EMBED_CHUNK);
+    const got = checkEmbeddings(await embedder.embed(part.map((i) => texts[i]), 'document'), part.length, dimensions);
+    dimensions ??= got[0]?.length ?? null;
+    part.forEach((i, j) => (vectors[i] = got[j]));
+    done += part.length;
+    run.progress?.(done, texts.length);
+    if (todo.length > EMBED_CHUNK) run.log('info', `embedded ${done - reused} of ${todo.length} snippets`);
+  }
+  return { hashes, vectors, dimensions: dimensions ?? 0, reused, embedded: todo.length };
+}
+
+/** The configured embedder, or null (none, or the settings cannot be read: logged). */
+export async function currentEmbedder(kernel: Kernel): Promise<Embedder | null> {
+  if (!kernel.providers) return null;
+  try {
+    return await kernel.providers.embedder();
+  } catch (e) {
+    kernel.logger.warn('the embedding settings cannot be read: search stays lexical', { error: (e as Error).message });
+    return null;
+  }
+}
+
+/**
+ * The embedding step of an ingest: collects the texts of the build's snippets as they are added
+ * (in build order), then embeds them before the build is finalized.
+ */
+export class IngestVectors {
+  private readonly texts: string[] = [];
+  private readonly headings = new Set<string>();
+
+  private constructor(
+    private readonly kernel: Kernel,
+    readonly embedder: Embedder,
+  ) {}
+
+  /** Null when no embedder is configured: the build stays lexical, as without this step. */
+  static async start(kernel: Kernel): Promise<IngestVectors | null> {
+    const embedder = await currentEmbedder(kernel);
+    return embedder ? new IngestVectors(kernel, embedder) : null;
+  }
+
+  add(snippets: readonly Snippet[]): void {
+    for (const s of snippets) {
+      this.texts.push(snippetEmbedText(s));
+      collectHeadings(this.headings, s);
+    }
+  }
+
+  /**
+   * Embeds and writes the build's vectors (and, for the default version, the library's). Throws
+   * the RefdeskError the job fails with: the build is then discarded, the served one untouched.
+   */
+  async finish(buildId: string, job: { libraryId: string; version: string }, reuseFrom: string | null, run: EmbedRun): Promise<void> {
+    const scrub = await providerKeyScrubber(this.kernel);
+    try {
+      const got = await embedTexts(this.kernel, this.embedder, this.texts, reuseFrom, run);
+      await writeBuildVectors(this.kernel.env.dataDir, buildId, { model: this.embedder.model, dimensions: got.dimensions, hashes: got.hashes, vectors: got.vectors });
+      run.log('info', `vectors written: ${got.vectors.length} x ${got.dimensions} (${this.embedder.model}; ${got.reused} reused, ${got.embedded} embedded)`);
+      if (job.version === '') await writeLibraryVector(this.kernel, this.embedder, job.libraryId, [...this.headings], run.log);
+    } catch (e) {
+      await removeBuildVectors(this.kernel.env.dataDir, buildId);
+      if (run.signal.aborted) throw e;
+      throw embeddingJobError(e, scrub);
+    }
+  }
+}
+
+/**
+ * Embeds the served build of a job's version (an `embed` job): reuses what vectors it has of the
+ * same model, writes the rest. The version keeps being served lexically until this finishes.
+ */
+export async function embedServedVersion(kernel: Kernel, job: { libraryId: string; version: string }, run: EmbedRun): Promise<{ snippets: number }> {
+  const scrub = await providerKeyScrubber(kernel);
+  const embedder = await currentEmbedder(kernel);
+  const name = formatLibraryId(job.libraryId, job.version);
+  if (!embedder) {
+    run.log('info', `no embedder is configured any more: ${name} stays lexical`);
+    return { snippets: 0 };
+  }
+  const version = await kernel.store.getVersion(job.libraryId, job.version);
+  const buildId = version?.activeBuildId;
+  if (!buildId) throw new RefdeskError('version_not_found', `${name} has no served build to embed.`);
+  const meta = await readBuildVectorsMeta(kernel.env.dataDir, buildId);
+  if (meta && vectorsMatch(meta, embedder)) {
+    run.log('info', `${name} already has vectors of ${embedder.model}: nothing to embed`);
+    return { snippets: meta.count };
+  }
+  const snippets = await kernel.store.getSnippets(job.libraryId, job.version);
+  try {
+    const got = await embedTexts(kernel, embedder, snippets.map(snippetEmbedText), buildId, run);
+    const still = await kernel.store.getVersion(job.libraryId, job.version);
+    if (still?.activeBuildId !== buildId) {
+      run.log('info', `${name} was rebuilt meanwhile (its new build has its own vectors): these are not kept`);
+      return { snippets: 0 };
+    }
+    await writeBuildVectors(kernel.env.dataDir, buildId, { model: embedder.model, dimensions: got.dimensions, hashes: got.hashes, vectors: got.vectors });
+    run.log('info', `vectors written: ${got.vectors.length} x ${got.dimensions} (${embedder.model}; ${got.reused} reused, ${got.embedded} embedded)`);
+    if (job.version === '') {
+      const headings = new Set<string>();
+      for (const s of snippets) collectHeadings(headings, s);
+      await writeLibraryVector(kernel, embedder, job.libraryId, [...headings], run.log);
+    }
+    return { snippets: snippets.length };
+  } catch (e) {
+    if (run.signal.aborted) throw e;
+    throw embeddingJobError(e, scrub);
+  }
+}
+
+/**
+ * Queues an `embed` job for every served version whose vectors are missing or of another model
+ * or dimension than the configured embedder's, unless a job of that version is queued or running.
+ * Called when the embedding settings change and when a server starts. Returns the jobs' ids.
+ */
+export async function queueEmbeddings(kernel: Kernel): Promise<string[]> {
+  const embedder = await currentEmbedder(kernel);
+  if (!embedder) return [];
+  const { store } = kernel;
+  const queued: string[] = [];
+  for (const library of await store.listLibraries()) {
+    const pending = new Set(
+      (await store.listJobs({ libraryId: library.id, limit: 1000 })).filter((j) => j.state === 'queued' || j.state === 'running').map((j) => j.version),
+    );
+    for (const v of await store.listVersions(library.id)) {
+      if (!v.activeBuildId || pending.has(v.version)) continue;
+      const meta = await readBuildVectorsMeta(kernel.env.dataDir, v.activeBuildId);
+      if (meta && vectorsMatch(meta, embedder)) continue;
+      const job = await store.createJob({ libraryId: library.id, version: v.version, kind: EMBED_JOB_KIND });
+      const why = meta ? `its vectors are of ${meta.model} (${meta.dimensions} dimensions)` : 'it has no vectors';
+      await store.appendJobLog(job.id, 'info', `queued: embedding ${formatLibraryId(library.id, v.version)} with ${embedder.model} (${why}); until it finishes its search is lexical`);
+      queued.push(job.id);
+    }
+  }
+  if (queued.length > 0) kernel.logger.info('the embedder changed: embedding every library', { jobs: queued.length, model: embedder.model });
+  return queued;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Library vectors (library search): one per library, over its title, description and top headings
+// ---------------------------------------------------------------------------------------------
+
+const LIBRARY_VECTORS_DIR = 'libraries';
+const TOP_HEADINGS = 40;
+
+export interface LibraryVector {
+  libraryId: string;
+  model: string;
+  vector: Float32Array;
+}
+
+function collectHeadings(into: Set<string>, s: Pick<Snippet, 'breadcrumb' | 'pageTitle'>): void {
+  if (into.size >= TOP_HEADINGS) return;
+  const h = (s.breadcrumb.length > 1 ? s.breadcrumb.slice(0, 2).join(' > ') : s.pageTitle || s.breadcrumb[0]) ?? '';
+  if (h.trim()) into.add(h.trim().slice(0, 200));
+}
+
+function libraryVectorFile(dataDir: string, libraryId: string): string {
+  return join(vectorsDir(dataDir), LIBRARY_VECTORS_DIR, `${createHash('sha1').update(libraryId).digest('hex')}.json`);
+}
+
+/** The text a library is embedded by. */
+export function libraryEmbedText(title: string, description: string, headings: readonly string[]): string {
+  return [title, description, headings.join('\n')].filter((p) => p.trim()).join('\n').slice(0, EMBED_TEXT_MAX_CHARS);
+}
+
+async function writeLibraryVector(kernel: Kernel, embedder: Embedder, libraryId: string, headings: string[], log: Log): Promise<void> {
+  const library = await kernel.store.getLibrary(libraryId);
+  if (!library) return;
+  const [vector] = checkEmbeddings(await embedder.embed([libraryEmbedText(library.title, library.description, headings)], 'document'), 1, null);
+  const file = libraryVectorFile(kernel.env.dataDir, libraryId);
+  await mkdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR), { recursive: true });
+  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, JSON.stringify({ libraryId, model: embedder.model, vector: Array.from(vector) }));
+  await rename(tmp, file);
+  log('info', `library vector written (title, description and ${headings.length} top headings)`);
+}
+
+/** The library vectors of these libraries made by this embedder (others are left out). */
+export async function readLibraryVectors(dataDir: string, libraryIds: readonly string[], embedder: Pick<Embedder, 'model' | 'dimensions'>): Promise<LibraryVector[]> {
+  const out: LibraryVector[] = [];
+  for (const id of libraryIds) {
+    try {
+      const data = JSON.parse(await readFile(libraryVectorFile(dataDir, id), 'utf8')) as { libraryId?: unknown; model?: unknown; vector?: unknown };
+      if (data.libraryId !== id || data.model !== embedder.model || !Array.isArray(data.vector)) continue;
+      const vector = Float32Array.from(data.vector as number[]);
+      if (embedder.dimensions > 0 && vector.length !== embedder.dimensions) continue;
+      out.push({ libraryId: id, model: data.model, vector });
+    } catch {
+      // no vector for this library (not embedded yet): lexical only
+    }
+  }
+  return out;
+}
+
+/**
+ * What the vectors add to an answer's ETag (server/api/answer-etag.ts): null without an embedder
+ * (the tag stays what it was); else the embedder's fingerprint and, for these builds, the
+ * checksums of their vectors, or, for library search (`builds` null), which libraries have
+ * vectors. An embed job finishing changes the tag though no build changed.
+ */
+export async function vectorsTag(kernel: Kernel, builds: ReadonlyArray<string | null> | null): Promise<string | null> {
+  const embedder = await currentEmbedder(kernel);
+  if (!embedder) return null;
+  const parts: string[] = [await kernel.providers.fingerprint()];
+  if (builds) {
+    for (const b of builds) parts.push(b ? ((await readBuildVectorsMeta(kernel.env.dataDir, b))?.checksum ?? '-') : '-');
+  } else {
+    parts.push(...(await readdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR)).catch(() => [] as string[])).sort());
+  }
+  return parts.join('\n');
+}
