@@ -14,7 +14,11 @@
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LocalIndex } from 'vectra';
+import type * as Vectra from 'vectra';
+import { lazyModule } from './lazy-module.ts';
+
+/** vectra costs about 0.4 s to import: loaded when a vectra index is first written or opened. */
+const vectra = lazyModule<typeof Vectra>('vectra');
 
 export type VectorIndexKind = 'flat' | 'vectra';
 
@@ -79,7 +83,7 @@ export async function writeVectorIndex(kind: VectorIndexKind, dir: string, dimen
     await writeFile(join(dir, FLAT_FILE), bytes);
     return sha256(bytes);
   }
-  const index = new LocalIndex(dir);
+  const index = new (vectra().LocalIndex)(dir);
   await index.createIndex({ version: 1, deleteIfExists: true });
   await index.beginUpdate();
   for (let i = 0; i < vectors.length; i++) await index.insertItem({ id: String(i), vector: Array.from(normalise(vectors[i])), metadata: {} });
@@ -98,7 +102,7 @@ export async function openVectorIndex(kind: VectorIndexKind, dir: string, dimens
   const file = join(dir, VECTRA_FILE);
   const bytes = await readOrRefuse(file);
   if (sha256(bytes) !== checksum) throw new VectorIndexError(`vector index ${file} does not match its checksum`);
-  const index = new LocalIndex(dir);
+  const index = new (vectra().LocalIndex)(dir);
   const stats = await index.getIndexStats();
   if (stats.items !== size) throw new VectorIndexError(`vector index ${file} holds ${stats.items} vectors, not ${size}`);
   return {

@@ -4,7 +4,11 @@
  * the operator set. Batched (at most 100 texts per request, the API's limit), a bounded number of
  * requests in flight, retried with backoff honouring Retry-After (core/embed-batches.ts).
  */
-import { ApiError, GoogleGenAI } from '@google/genai';
+import type * as GenAiModule from '@google/genai';
+import { lazyModule } from '../../core/lazy-module.ts';
+
+/** The SDK, loaded at the first embedding call (not at server start). */
+const sdk = lazyModule<typeof GenAiModule>('@google/genai');
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
 import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
@@ -30,7 +34,7 @@ function retryDelayOf(message: string): number | undefined {
 export function geminiError(e: unknown, endpoint: ProviderEndpoint): ProviderError {
   const where = `Gemini embeddings at ${endpointHost(endpoint.baseUrl)}`;
   if (e instanceof ProviderError) return e;
-  if (e instanceof ApiError && typeof e.status === 'number') {
+  if (e instanceof sdk().ApiError && typeof e.status === 'number') {
     // Gemini answers an invalid key with 400 INVALID_ARGUMENT (reason API_KEY_INVALID), not 401.
     const kind = e.status === 400 && /API[_ ]KEY[_ ]INVALID|API key not valid/i.test(e.message) ? 'auth' : kindOfStatus(e.status);
     return new ProviderError(kind, `${where} answered HTTP ${e.status}${kind === 'auth' ? ' (the API key was refused)' : ''}`, e.status);
@@ -46,7 +50,7 @@ export function geminiError(e: unknown, endpoint: ProviderEndpoint): ProviderErr
 
 export function geminiEmbedder(endpoint: ProviderEndpoint, options: GeminiEmbedderOptions): BatchedEmbedder {
   const { baseUrl, apiVersion } = splitGeminiBase(endpoint.baseUrl);
-  const client = new GoogleGenAI({ apiKey: endpoint.apiKey ?? 'unused', apiVersion, httpOptions: { baseUrl, timeout: options.timeoutMs } });
+  const client = new (sdk().GoogleGenAI)({ apiKey: endpoint.apiKey ?? 'unused', apiVersion, httpOptions: { baseUrl, timeout: options.timeoutMs } });
   return new BatchedEmbedder(
     endpoint.model,
     KNOWN_DIMENSIONS[endpoint.model],

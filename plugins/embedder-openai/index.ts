@@ -4,7 +4,8 @@
  * (a local model server, a proxy). Batched, a bounded number of requests in flight, retried with
  * backoff honouring Retry-After (core/embed-batches.ts; the SDK's own retries are off).
  */
-import OpenAI from 'openai';
+import type OpenAIModule from 'openai';
+import { lazyModule } from '../../core/lazy-module.ts';
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
 import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
@@ -15,7 +16,11 @@ export interface OpenAiEmbedderOptions extends EmbedBatchOptions {
 }
 
 /** A ProviderError for what the SDK threw; the message names the host and status, never the key. */
+/** The SDK, loaded at the first embedding call (not at server start). */
+const sdk = lazyModule<typeof OpenAIModule>('openai');
+
 export function openAiError(e: unknown, endpoint: ProviderEndpoint): ProviderError {
+  const { OpenAI } = sdk();
   const where = `embeddings at ${endpointHost(endpoint.baseUrl)}`;
   if (e instanceof ProviderError) return e;
   if (e instanceof OpenAI.APIConnectionTimeoutError) return new ProviderError('timeout', `${where}: no answer in time`);
@@ -38,6 +43,7 @@ function vendorMessage(body: unknown, key: string | null): string {
 }
 
 export function openAiEmbedder(endpoint: ProviderEndpoint, options: OpenAiEmbedderOptions): BatchedEmbedder {
+  const { OpenAI } = sdk();
   const client = new OpenAI({
     // A local server may need no key: then no Authorization header is sent.
     apiKey: endpoint.apiKey ?? 'unused',
