@@ -7,7 +7,7 @@
  */
 import type { Embedder } from './contracts.ts';
 import { ProviderError } from './providers.ts';
-import { retryAfterMs as headerRetryAfter, sleepAbortable } from './net/retry.ts';
+import { sleepAbortable } from './net/retry.ts';
 
 export interface EmbedBatchOptions {
   /** Texts per request. */
@@ -35,13 +35,6 @@ export const EMBED_BATCH_SCHEMA = {
 } as const;
 
 const RETRYABLE = new Set(['rate_limited', 'timeout', 'unavailable']);
-
-/** A 429's wait: `retry-after-ms` (OpenAI's), else Retry-After (seconds or an HTTP date), in ms; undefined when absent. */
-export function retryAfterMs(headers: { get(name: string): string | null } | undefined): number | undefined {
-  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  return headerRetryAfter(headers?.get('retry-after') ?? null) ?? undefined;
-}
 
 /** The host of an endpoint's base URL, for messages (never its path or credentials). */
 export function endpointHost(url: string): string {

@@ -10,7 +10,8 @@ import { lazyModule } from '../../core/lazy-module.ts';
 /** The SDK, loaded at the first embedding call (not at server start). */
 const sdk = lazyModule<typeof GenAiModule>('@google/genai');
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
-import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
+import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, type EmbedBatchOptions } from '../../core/embed-batches.ts';
+import { retryAfterMs } from '../../core/provider-sdk.ts';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
 import { ProviderError, type EmbedderConnector } from '../../core/providers.ts';
 

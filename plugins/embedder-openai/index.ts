@@ -7,7 +7,8 @@
 import type OpenAIModule from 'openai';
 import { lazyModule } from '../../core/lazy-module.ts';
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
-import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, retryAfterMs, type EmbedBatchOptions } from '../../core/embed-batches.ts';
+import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, type EmbedBatchOptions } from '../../core/embed-batches.ts';
+import { retryAfterMs } from '../../core/provider-sdk.ts';
 import type { ProviderEndpoint } from '../../core/provider-settings.ts';
 import { ProviderError, type EmbedderConnector } from '../../core/providers.ts';
 
