@@ -15,7 +15,7 @@
  * never used: that version is searched lexically until an `embed` job gives it current vectors.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Embedder, LogLevel, Snippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
@@ -64,11 +64,46 @@ function buildDir(dataDir: string, buildId: string): string {
   return join(vectorsDir(dataDir), buildId);
 }
 
+/**
+ * Parsed meta files by path, with the file's identity when read: queries and ETags of a library
+ * with vectors ask for its meta on every request, and the meta holds one hash per snippet (about
+ * 1 MB for python), so it is parsed again only when the file was replaced (a new embed job
+ * writes a new directory). Bounded: the least recently used are dropped.
+ */
+const metaCache = new Map<string, { stamp: string; meta: BuildVectorsMeta }>();
+const META_CACHE_ENTRIES = 64;
+
 /** The vectors' description of a build, or null when it has none (or an unreadable one). */
 export async function readBuildVectorsMeta(dataDir: string, buildId: string): Promise<BuildVectorsMeta | null> {
+  const file = join(buildDir(dataDir, buildId), META_FILE);
+  let stamp: string;
+  try {
+    const st = await stat(file);
+    stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    metaCache.delete(file);
+    return null;
+  }
+  const known = metaCache.get(file);
+  if (known && known.stamp === stamp) {
+    metaCache.delete(file);
+    metaCache.set(file, known);
+    return known.meta;
+  }
+  const meta = await parseBuildVectorsMeta(file);
+  if (!meta) {
+    metaCache.delete(file);
+    return null;
+  }
+  metaCache.set(file, { stamp, meta });
+  if (metaCache.size > META_CACHE_ENTRIES) metaCache.delete(metaCache.keys().next().value!);
+  return meta;
+}
+
+async function parseBuildVectorsMeta(file: string): Promise<BuildVectorsMeta | null> {
   let text: string;
   try {
-    text = await readFile(join(buildDir(dataDir, buildId), META_FILE), 'utf8');
+    text = await readFile(file, 'utf8');
   } catch {
     return null;
   }
