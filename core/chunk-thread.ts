@@ -10,7 +10,7 @@ import type { Chunker, RuntimeEnv, SourceDocument } from './contracts.ts';
 import type { AnyDefinition } from './define.ts';
 import { validate } from './validate.ts';
 import { newContainer, resolveDeps } from './di.ts';
-import { Tokens } from './tokens.ts';
+import { Tokens } from './di-tokens.ts';
 import { loggerFrom, systemClock } from './services.ts';
 
 /** One chunker of the kernel, in its order: the plugin module that defines it, its kind, its configured options. */

@@ -8,7 +8,7 @@ import { Providers, type EmbedderConnector, type LlmConnector } from './provider
 import type { AnyDefinition, SourceDefinition } from './define.ts';
 import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
-import { Tokens } from './tokens.ts';
+import { Tokens } from './di-tokens.ts';
 import { dataDirSecretBox, type SecretBox } from './secrets.ts';
 import { settingsGitCredentials } from './settings.ts';
 import { createConsoleLogger, systemClock } from './services.ts';

@@ -1,5 +1,5 @@
 import { definePlugin, defineReranker } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { LlmReranker, type LlmRerankerOptions } from './llm-reranker.ts';
 
 export default definePlugin({

@@ -1,5 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { ConfluenceSource } from './confluence-source.ts';
 import { confluenceOptionsSchema, confluenceSpecSchema, type ConfluenceOptions } from './schema.ts';
 import { deriveConfluenceId } from './spec.ts';

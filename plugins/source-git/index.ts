@@ -1,5 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { GitSource } from './git-source.ts';
 import { deriveGitLibraryId } from './git-url.ts';
 import { gitOptionsSchema, gitSpecSchema, type GitSourceOptions } from './schema.ts';

@@ -1,5 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { deriveLlmsTxtId } from './derive-id.ts';
 import { LlmsTxtSource } from './llms-txt-source.ts';
 import { llmsTxtOptionsSchema, llmsTxtSpecSchema, type LlmsTxtOptions } from './schema.ts';

@@ -1,5 +1,5 @@
 import { defineChunker, definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { deriveOpenApiId } from './derive-id.ts';
 import { OperationChunker, type OperationChunkerOptions } from './operation-chunker.ts';
 import { openApiOptionsSchema, openApiSpecSchema, type OpenApiOptions } from './options.ts';

@@ -1,5 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { deriveNpmId, derivePypiId } from './names.ts';
 import { NpmSource } from './npm-source.ts';
 import { PypiSource } from './pypi-source.ts';

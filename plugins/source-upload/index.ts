@@ -1,5 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import type { UploadOptions } from './limits.ts';
 import { uploadOptionsSchema, uploadSpecSchema } from './schema.ts';
 import { UploadSource } from './upload-source.ts';

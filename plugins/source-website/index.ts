@@ -1,5 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import type { WebsiteOptions } from './options.ts';
 import { websiteOptionsSchema, websiteSpecSchema } from './options.ts';
 import { websiteName } from './urls.ts';

@@ -1,5 +1,5 @@
 import { definePlugin, defineStore } from '../../core/define.ts';
-import { Tokens } from '../../core/tokens.ts';
+import { Tokens } from '../../core/di-tokens.ts';
 import { EMBEDDED_STORE_DEFAULTS, EmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.ts';
 
 export default definePlugin({

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { createConsoleLogger } from '../../../core/services.ts';
 import { LLM_SETTING } from '../../../core/settings.ts';
-import { Tokens } from '../../../core/tokens.ts';
+import { Tokens } from '../../../core/di-tokens.ts';
 import type { Fetch } from '../../../core/contracts.ts';
 import { supportBundleEntries } from '../../../server/support-bundle.ts';
 import { adminAuth, call, indexUpload, qs, ROOT, startApiServer, writeDocs, type ApiServer } from '../../server/helpers/api-server.ts';

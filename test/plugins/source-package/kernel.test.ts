@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { getContext } from '../../../core/query.ts';
-import { Tokens } from '../../../core/tokens.ts';
+import { Tokens } from '../../../core/di-tokens.ts';
 import { resolvePackageSource } from '../../../plugins/source-package/resolve-package.ts';
 import { networkKernel } from '../../helpers/network-kernel.ts';
 import { startNpmRegistry, startPypiIndex } from './registry.ts';
