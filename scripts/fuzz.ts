@@ -135,6 +135,27 @@ async function jsonCall(port: number, method: string, path: string, body: unknow
   return res.json();
 }
 
+/**
+ * A web UI session for the page routes: the factory account signs in, sets its own password
+ * (a fresh server asks for it) and skips the setup wizard, as an operator would.
+ */
+async function signIn(port: number): Promise<{ cookie: string; csrfToken: string }> {
+  const base = `http://127.0.0.1:${port}`;
+  let cookie = '';
+  const call = async (path: string, body: string, type: string, csrf?: string) => {
+    const res = await fetch(base + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': type, origin: base, ...(cookie ? { cookie } : {}), ...(csrf ? { 'x-csrf-token': csrf } : {}) }, body });
+    const set = res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('refdesk_session='));
+    if (set) cookie = set;
+    if (res.status >= 400) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+    return res;
+  };
+  const login = (await (await call('/api/auth/login', JSON.stringify({ username: 'admin', password: 'refdesk' }), 'application/json')).json()) as { csrfToken: string };
+  await call('/api/auth/credentials', JSON.stringify({ currentPassword: 'refdesk', newPassword: 'fuzz-operator-password-1' }), 'application/json', login.csrfToken);
+  const now = (await (await fetch(`${base}/api/auth/session`, { headers: { cookie } })).json()) as { csrfToken: string };
+  await call('/setup', new URLSearchParams({ _csrf: now.csrfToken, step: 'llm', action: 'skip-all' }).toString(), 'application/x-www-form-urlencoded');
+  return { cookie, csrfToken: now.csrfToken };
+}
+
 async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'refdesk-fuzz-'));
   const dataDir = join(work, 'data');
@@ -165,7 +186,8 @@ async function main(): Promise<void> {
     const memberKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-member' }, cli)).key as string;
     const adminKey = (await jsonCall(port, 'POST', '/api/admin/keys', { name: 'fuzz-admin', role: 'admin' }, cli)).key as string;
     const jobIds = ((await (await fetch(`http://127.0.0.1:${port}/api/jobs`, { headers: cli })).json()) as { jobs?: Array<{ id: string }> }).jobs?.map((j) => j.id) ?? [];
-    const ctx: FuzzContext = { port, memberKey, adminKey, libraryId, jobIds };
+    const session = await signIn(port);
+    const ctx: FuzzContext = { port, memberKey, adminKey, libraryId, jobIds, session };
     const check = await fetch(`http://127.0.0.1:${port}/api/v2/context?libraryId=${libraryId}&query=install&type=json`, { headers: { authorization: `Bearer ${memberKey}` } });
     const checkBody = (await check.json()) as { codeSnippets?: unknown[]; infoSnippets?: unknown[] };
     const snippets = (checkBody.codeSnippets?.length ?? 0) + (checkBody.infoSnippets?.length ?? 0);
@@ -175,6 +197,8 @@ async function main(): Promise<void> {
     const dice = new Dice(prng(seed));
     const byClass: Record<string, number> = {};
     const byStatus: Record<string, number> = {};
+    // Per route, the statuses its requests got: shows which routes were reached past the guards.
+    const byRoute: Record<string, Record<string, number>> = {};
     const serverErrors: Array<{ status: number; request: string; answer: string }> = [];
     let serverErrorCount = 0;
     let timeouts = 0;
@@ -200,7 +224,11 @@ async function main(): Promise<void> {
         }
         const cls = reply.status === null ? (reply.timedOut ? 'timeout' : 'noAnswer') : `${Math.floor(reply.status / 100)}xx`;
         byClass[cls] = (byClass[cls] ?? 0) + 1;
-        if (reply.status !== null) byStatus[reply.status] = (byStatus[reply.status] ?? 0) + 1;
+        if (reply.status !== null) {
+          byStatus[reply.status] = (byStatus[reply.status] ?? 0) + 1;
+          const route = (byRoute[r.route] ??= {});
+          route[reply.status] = (route[reply.status] ?? 0) + 1;
+        }
         if (reply.status !== null && reply.status >= 500) {
           serverErrorCount++;
           if (serverErrors.length < 10) serverErrors.push({ status: reply.status, request: describe(r), answer: reply.head });
@@ -229,6 +257,7 @@ async function main(): Promise<void> {
       routes: routes.map((r) => `${r.method} ${r.path}`),
       byClass,
       byStatus,
+      byRoute,
       serverErrors: serverErrorCount,
       firstServerErrors: serverErrors,
       timeouts,

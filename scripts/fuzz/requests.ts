@@ -19,6 +19,8 @@ export interface FuzzRequest {
   rawFraming?: boolean;
   /** What was done, for the report. */
   tags: string[];
+  /** The route it was generated from (`METHOD /path` as listed), for the report's per-route statuses. */
+  route: string;
 }
 
 export interface FuzzContext {
@@ -29,6 +31,8 @@ export interface FuzzContext {
   libraryId: string;
   /** Jobs that exist on the server (its indexing job), for the /api/jobs/{id} routes. */
   jobIds?: string[];
+  /** A signed-in admin's web UI session (cookie header value and its CSRF token), for the pages. */
+  session?: { cookie: string; csrfToken: string };
 }
 
 /** mulberry32: small, fast, and the same sequence for the same seed. */
@@ -61,9 +65,13 @@ type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSc
 interface Route {
   method: string;
   path: string;
-  kind: 'none' | 'json' | 'multipart' | 'binary' | 'mcp';
-  /** any: anonymous, a member key or an admin key, at random (routes whose answer depends on who asks). */
-  auth: 'none' | 'member' | 'admin' | 'any';
+  /** form: application/x-www-form-urlencoded, as the web UI's forms post. */
+  kind: 'none' | 'json' | 'multipart' | 'binary' | 'mcp' | 'form';
+  /**
+   * any: anonymous, a member key or an admin key, at random (routes whose answer depends on who asks).
+   * session: the web UI's admin session cookie (mostly with its CSRF token and a same-origin Origin), or none.
+   */
+  auth: 'none' | 'member' | 'admin' | 'any' | 'session';
   query?: (d: Dice, c: FuzzContext) => Record<string, string>;
   /** The library path put for `:lib` (a slash path such as /docs/fuzzlib). */
   lib?: (d: Dice) => string;
@@ -328,6 +336,42 @@ function operatorRoutes(): Route[] {
     { method: 'POST', path: '/api/auth/credentials', kind: 'json', auth: 'any', body: (d) => ({ currentPassword: d.pick(['admin', 'x']), ...(d.chance(0.5) ? { newUsername: d.pick(['ops', '', 'a'.repeat(300)]) } : {}), newPassword: d.pick(['correct horse battery', 'short', '']) }) },
     { method: 'GET', path: '/api/audit', kind: 'none', auth: 'any', query: (d) => ({ ...(d.chance(0.5) ? { limit: d.pick(['1', '500', '501', '-1', 'x']) } : {}), ...(d.chance(0.3) ? { before: d.pick(['1', '0', 'x', '99999999999999999999']) } : {}) }) },
     { method: 'GET', path: '/api/license', kind: 'none', auth: 'any' },
+    ...uiRoutes(),
+  ];
+}
+
+/**
+ * The web UI's pages and forms (server/ui/pages). Sign-out routes are posted without the
+ * session so that the run keeps its session; the credentials form gets wrong current passwords.
+ */
+function uiRoutes(): Route[] {
+  const text = (d: Dice) => (d.chance(0.6) ? d.pick(['', 'install', 'docs', 'x']) : weirdString(d).slice(0, 2000));
+  const libPath = (d: Dice) => d.pick(['/docs/fuzzlib', '/docs/fuzzlib', '/docs/missing', '/docs/fuzzlib/v1', '/a/b/c/d/e', '/%2e%2e/%2e%2e/etc']);
+  return [
+    { method: 'GET', path: '/', kind: 'none', auth: 'session' },
+    { method: 'GET', path: '/login', kind: 'none', auth: 'none', query: (d): Record<string, string> => (d.chance(0.5) ? { next: d.pick(['/libraries', '//evil.example', 'https://evil.example/', '/\\evil', text(d)]) } : {}) },
+    { method: 'POST', path: '/login', kind: 'form', auth: 'none', body: (d) => ({ username: d.pick(['admin', 'fuzz-admin', '', text(d)]), password: d.pick(['wrong', '', text(d)]), next: d.pick(['/libraries', '//evil.example', text(d)]) }) },
+    { method: 'GET', path: '/logout', kind: 'none', auth: 'none', query: (d): Record<string, string> => (d.chance(0.5) ? { all: d.pick(['1', '0', 'x']) } : {}) },
+    { method: 'POST', path: '/logout', kind: 'form', auth: 'none', body: (d) => ({ all: d.pick(['1', '', 'x']) }) },
+    { method: 'GET', path: '/libraries', kind: 'none', auth: 'session', query: (d) => ({ ...(d.chance(0.5) ? { q: text(d) } : {}), ...(d.chance(0.5) ? { state: d.pick(['finalized', 'failed', 'x', '']) } : {}) }) },
+    { method: 'GET', path: '/libraries:lib', kind: 'none', auth: 'session', lib: libPath, query: (d): Record<string, string> => (d.chance(0.4) ? { q: text(d), tab: d.pick(['log', 'versions', 'x']) } : {}) },
+    { method: 'POST', path: '/libraries:lib', kind: 'form', auth: 'session', lib: (d) => d.pick(['/docs/missing', '/docs/fuzzlib/v9', '/x']), body: (d) => ({ action: d.pick(['refresh', 'delete', 'ask', 'x', '']), confirm: d.pick(['', 'yes', text(d)]), question: text(d) }) },
+    { method: 'GET', path: '/add', kind: 'none', auth: 'session', query: (d): Record<string, string> => (d.chance(0.6) ? { kind: d.pick(['git', 'website', 'llms-txt', 'openapi', 'package', 'upload', 'nope', text(d)]) } : {}) },
+    { method: 'GET', path: '/add/queued', kind: 'none', auth: 'none', query: (d, c) => ({ job: c.jobIds?.length && d.chance(0.5) ? d.pick(c.jobIds) : text(d), token: d.pick(['', 'x', text(d)]) }) },
+    { method: 'POST', path: '/add', kind: 'form', auth: 'session', query: (d) => ({ kind: d.pick(['git', 'website', 'llms-txt', 'openapi', 'nope']) }), body: (d) => ({ kind: d.pick(['git', 'website', 'llms-txt', 'nope', '']), url: d.pick(['https://docs.example.invalid/llms.txt', 'file:///etc/passwd', 'http://127.0.0.1:1/', text(d)]), 'spec.url': text(d), name: text(d) }) },
+    { method: 'GET', path: '/settings', kind: 'none', auth: 'session', query: (d): Record<string, string> => (d.chance(0.4) ? { section: d.pick(['providers', 'git', 'access', 'keys', 'policies', 'audit', 'x']), before: d.pick(['1', 'x', '-5']) } : {}) },
+    { method: 'POST', path: '/settings/providers', kind: 'form', auth: 'session', body: (d) => ({ 'llm.provider': d.pick(['custom', 'openai', 'nope', '']), 'llm.model': text(d), 'llm.baseUrl': d.pick(['http://127.0.0.1:1/v1', 'not a url', text(d)]), 'llm.apiKey': d.pick(['', 'sk-fuzz-planted', text(d)]), 'embedding.provider': d.pick(['', 'openai', 'x']) }) },
+    { method: 'POST', path: '/settings/git', kind: 'form', auth: 'session', body: (d) => ({ host: d.pick(['github.com', '', text(d)]), token: d.pick(['', 'ghp_fuzz', text(d)]) }) },
+    { method: 'POST', path: '/settings/access', kind: 'form', auth: 'session', body: (d) => ({ parse: d.pick(['on', 'off', '', 'x']), refresh: d.pick(['on', 'off', 'x']), delete: d.pick(['off', 'x']), supportBundle: d.pick(['off', '']) }) },
+    { method: 'POST', path: '/settings/test', kind: 'form', auth: 'session', body: (d) => ({ what: d.pick(['llm', 'embedding', 'x', '']) }) },
+    { method: 'POST', path: '/settings/credentials', kind: 'form', auth: 'session', body: (d) => ({ currentPassword: d.pick(['wrong', '', text(d)]), newUsername: text(d), newPassword: d.pick(['short', text(d)]), repeatPassword: text(d) }) },
+    { method: 'POST', path: '/settings/keys', kind: 'form', auth: 'session', body: (d) => ({ name: text(d), plan: d.pick(['free', 'pro', 'x', '']), role: d.pick(['member', 'admin', 'root', '']) }) },
+    { method: 'POST', path: '/settings/keys/:id/revoke', kind: 'form', auth: 'session', body: () => ({}) },
+    { method: 'POST', path: '/settings/policies', kind: 'form', auth: 'session', body: (d) => ({ policy: text(d), json: d.pick(['{}', '{"x":1}', '[', text(d)]) }) },
+    { method: 'GET', path: '/setup', kind: 'none', auth: 'session', query: (d): Record<string, string> => (d.chance(0.5) ? { step: d.pick(['credentials', 'llm', 'embedding', 'x']), again: d.pick(['1', '0']) } : {}) },
+    { method: 'POST', path: '/setup', kind: 'form', auth: 'session', body: (d) => ({ step: d.pick(['llm', 'embedding', 'credentials', 'x', '']), action: d.pick(['save', 'skip', 'test', 'x']), again: d.pick(['1', '']), provider: d.pick(['custom', 'openai', 'x']), model: text(d), baseUrl: text(d) }) },
+    { method: 'GET', path: '/ui/assets/:id', kind: 'none', auth: 'none' },
+    { method: 'GET', path: '/ui/assets/app.js', kind: 'none', auth: 'none' },
   ];
 }
 
@@ -415,10 +459,22 @@ export function generateRequest(d: Dice, routes: Route[], c: FuzzContext): FuzzR
         : route.auth === 'any'
           ? d.pick(['', c.memberKey, c.adminKey, c.adminKey])
           : d.chance(0.3) ? c.memberKey : '';
-  if (key && d.chance(0.9)) headers.push(['Authorization', `Bearer ${key}`]);
+  if (key && route.auth !== 'session' && d.chance(0.9)) headers.push(['Authorization', `Bearer ${key}`]);
+  const session = route.auth === 'session' && c.session && d.chance(0.9) ? c.session : null;
+  if (session) {
+    headers.push(['Cookie', session.cookie]);
+    if (d.chance(0.7)) headers.push(['Origin', `http://127.0.0.1:${c.port}`]);
+    if (route.kind === 'none' && route.method !== 'GET' && d.chance(0.8)) headers.push(['X-CSRF-Token', session.csrfToken]);
+    if (d.chance(0.2)) headers.push(['HX-Request', 'true']);
+  }
   let body: Buffer = Buffer.alloc(0);
   let value: unknown;
-  if (route.kind === 'json') {
+  if (route.kind === 'form') {
+    const fields = { ...(route.body!(d, c) as Record<string, string>) };
+    if (session && d.chance(0.85)) fields._csrf = d.chance(0.9) ? session.csrfToken : d.pick(['', 'x', session.csrfToken + 'x']);
+    value = fields;
+    headers.push(['Content-Type', 'application/x-www-form-urlencoded']);
+  } else if (route.kind === 'json') {
     value = route.body!(d, c);
     headers.push(['Content-Type', 'application/json']);
   } else if (route.kind === 'mcp') {
@@ -454,7 +510,7 @@ export function generateRequest(d: Dice, routes: Route[], c: FuzzContext): FuzzR
   let rawFraming = false;
   const mutations = d.chance(0.2) ? 0 : d.int(1, 3);
   if (mutations === 0) tags.push('valid');
-  let bodyText: string | null = value === undefined ? null : JSON.stringify(value) ?? 'null';
+  let bodyText: string | null = value === undefined ? null : route.kind === 'form' ? new URLSearchParams(value as Record<string, string>).toString() : JSON.stringify(value) ?? 'null';
   for (let m = 0; m < mutations; m++) {
     const what = d.int(0, 19);
     switch (what) {
@@ -594,10 +650,10 @@ export function generateRequest(d: Dice, routes: Route[], c: FuzzContext): FuzzR
         }
     }
   }
-  if (bodyText !== null && (route.kind === 'json' || route.kind === 'mcp' || tags.some((t) => t.startsWith('deep') || t.startsWith('many') || t.startsWith('huge') || t.startsWith('top') || t === 'body-weird-value'))) {
+  if (bodyText !== null && (route.kind === 'json' || route.kind === 'mcp' || route.kind === 'form' || tags.some((t) => t.startsWith('deep') || t.startsWith('many') || t.startsWith('huge') || t.startsWith('top') || t === 'body-weird-value'))) {
     body = Buffer.from(bodyText);
   }
-  return { method, target: path + query, headers, body, mode, rawFraming, tags };
+  return { method, target: path + query, headers, body, mode, rawFraming, tags, route: `${route.method} ${route.path}` };
 }
 
 function setHeader(headers: Array<[string, string]>, name: string, value: string): void {
