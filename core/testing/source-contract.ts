@@ -115,6 +115,24 @@ async function drain(source: Source, ctx: SourceContext, timeoutMs: number): Pro
   }
 }
 
+/** One `next()` of a read, bounded by `timeoutMs`. */
+async function drainStep(iterator: AsyncIterator<SourceDocument>, timeoutMs: number): Promise<{ done: boolean; error: unknown; hung: boolean }> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>((resolve) => {
+    timer = setTimeout(() => resolve('hung'), timeoutMs);
+  });
+  const step = iterator.next().then(
+    (r) => ({ done: r.done === true, error: null as unknown, hung: false }),
+    (error: unknown) => ({ done: false, error: error ?? new Error('read() threw a nullish value'), hung: false }),
+  );
+  try {
+    const out = await Promise.race([step, hung]);
+    return out === 'hung' ? { done: false, error: null, hung: true } : out;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function describeError(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
   return String(e);
@@ -188,6 +206,24 @@ export function runSourceContract(
         assert.ok(!out.hung, `read() with an aborted signal neither failed nor finished within ${timeoutMs} ms`);
         assert.equal(out.documents.length, 0, `read() yielded ${out.documents.length} documents although the signal was already aborted`);
         assert.notEqual(out.error, null, 'read() finished without an error although the signal was already aborted');
+      }));
+
+    test('read() yields no further document once the signal is aborted mid-read', testOptions, () =>
+      withSource(async (fixture) => {
+        const controller = new AbortController();
+        const iterator = fixture.source.read(context(fixture.spec, controller.signal))[Symbol.asyncIterator]();
+        const step = async () => {
+          const out = await drainStep(iterator, timeoutMs);
+          assert.ok(!out.hung, `read() did not answer within ${timeoutMs} ms`);
+          return out;
+        };
+        const first = await step();
+        assert.equal(first.error, null, `read() failed before its first document: ${describeError(first.error)}`);
+        assert.ok(!first.done, 'read() yielded no documents for the given spec');
+        controller.abort();
+        const next = await step();
+        assert.ok(next.done || next.error !== null, 'read() yielded another document after the signal was aborted');
+        if (next.error === null) await iterator.return?.();
       }));
   });
 }

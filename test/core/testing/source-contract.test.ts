@@ -114,6 +114,7 @@ test('the suite fails sources that break the contract, and does not hang on them
     'every document has': 'paths',
     'a second read': 'stable',
     'read() stops': 'abort',
+    'read() yields no further document': 'midabort',
   };
   const failed: string[] = [];
   let pending: string[] = [];
@@ -128,14 +129,19 @@ test('the suite fails sources that break the contract, and does not hang on them
   }
   assert.deepEqual(failed.sort(), [
     'bad-paths: abort',
+    'bad-paths: midabort',
     'bad-paths: paths',
+    'checks-abort-only-at-start: midabort',
     'empty: abort',
+    'empty: midabort',
     'empty: yields',
     'hangs-when-aborted: abort',
     'ignores-abort: abort',
     'unstable: abort',
+    'unstable: midabort',
     'unstable: stable',
   ]);
+  assert.match(res.stdout, /read\(\) yielded another document after the signal was aborted/);
   assert.match(res.stdout, /neither failed nor finished within 300 ms/);
   assert.match(res.stdout, /the path must not contain a '\.\.' segment/);
   assert.match(res.stdout, /yielded no documents/);
