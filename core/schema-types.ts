@@ -1,7 +1,7 @@
 /**
  * Small TypeBox helpers for plugin schemas (exported by `refdesk/core` beside `Type`).
  */
-import { Type, type SchemaOptions, type TUnsafe } from '@sinclair/typebox';
+import { Type, type SchemaOptions, type TArray, type TOptional, type TString, type TUnsafe } from '@sinclair/typebox';
 
 /**
  * A string that must be one of `values`: a plain JSON Schema `enum` (what the web UI's add form
@@ -10,4 +10,9 @@ import { Type, type SchemaOptions, type TUnsafe } from '@sinclair/typebox';
  */
 export function StringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+/** An optional list of non-empty strings (path prefixes, URL patterns): a one-per-line textarea in the add form. */
+export function OptionalStrings(description: string): TOptional<TArray<TString>> {
+  return Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
 }

@@ -10,6 +10,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Chunker, Snippet, SourceDocument } from '../contracts.ts';
+import { withFixture } from './fixture.ts';
 
 export interface ChunkerFixture {
   chunker: Chunker;
@@ -84,14 +85,7 @@ export function oddDocuments(format: string): SourceDocument[] {
 }
 
 export function runChunkerContract(name: string, makeChunker: () => Promise<ChunkerFixture> | ChunkerFixture): void {
-  async function withChunker(fn: (fixture: ChunkerFixture) => Promise<void> | void): Promise<void> {
-    const fixture = await makeChunker();
-    try {
-      await fn(fixture);
-    } finally {
-      await fixture.cleanup?.();
-    }
-  }
+  const withChunker = (fn: (fixture: ChunkerFixture) => Promise<void> | void) => withFixture(makeChunker, fn);
 
   /** chunk() must answer synchronously with an array. */
   function chunkOf(chunker: Chunker, doc: SourceDocument): Snippet[] {

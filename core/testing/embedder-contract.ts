@@ -12,6 +12,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Embedder } from '../contracts.ts';
 import { cosineSimilarity } from './fakes.ts';
+import { withFixture } from './fixture.ts';
 
 export interface EmbedderFixture {
   embedder: Embedder;
@@ -45,14 +46,7 @@ function same(a: Float32Array, b: Float32Array): boolean {
 }
 
 export function runEmbedderContract(name: string, makeEmbedder: () => Promise<EmbedderFixture>, options: EmbedderContractOptions = {}): void {
-  async function withEmbedder(make: () => Promise<EmbedderFixture>, fn: (embedder: Embedder) => Promise<void>): Promise<void> {
-    const fixture = await make();
-    try {
-      await fn(fixture.embedder);
-    } finally {
-      await fixture.cleanup?.();
-    }
-  }
+  const withEmbedder = (make: () => Promise<EmbedderFixture>, fn: (embedder: Embedder) => Promise<void>) => withFixture(make, (f) => fn(f.embedder));
 
   describe(`Embedder contract: ${name}`, () => {
     test('model is a non-empty string; dimensions a positive integer', () =>

@@ -9,6 +9,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LibraryRecord, Reranker, SearchHit } from '../contracts.ts';
+import { withFixture } from './fixture.ts';
 
 export interface RerankerFixture {
   reranker: Reranker;
@@ -106,14 +107,7 @@ export function runRerankerContract(name: string, makeReranker: () => Promise<Re
   const timeoutMs = options.timeoutMs ?? 10_000;
   const context = (signal?: AbortSignal) => ({ libraryId: '/docs/koa', version: '', ...(signal ? { signal } : {}) });
 
-  async function withReranker(fn: (r: Reranker) => Promise<void>): Promise<void> {
-    const fixture = await makeReranker();
-    try {
-      await fn(fixture.reranker);
-    } finally {
-      await fixture.cleanup?.();
-    }
-  }
+  const withReranker = (fn: (r: Reranker) => Promise<void>) => withFixture(makeReranker, (f) => fn(f.reranker));
 
   describe(`Reranker contract: ${name}`, () => {
     test('rerank() gives at most n of the given hits, each once', () =>

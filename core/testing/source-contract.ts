@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Source, SourceContext, SourceDocument } from '../contracts.ts';
 import { lineMapProblems } from '../includes/line-map.ts';
+import { withFixture } from './fixture.ts';
 
 export interface SourceFixture {
   source: Source;
@@ -157,14 +158,7 @@ export function runSourceContract(
     };
   }
 
-  async function withSource(fn: (fixture: SourceFixture) => Promise<void>): Promise<void> {
-    const fixture = await makeSource();
-    try {
-      await fn(fixture);
-    } finally {
-      await fixture.cleanup?.();
-    }
-  }
+  const withSource = (fn: (fixture: SourceFixture) => Promise<void>) => withFixture(makeSource, fn);
 
   async function readAll(fixture: SourceFixture): Promise<SourceDocument[]> {
     const out = await drain(fixture.source, context(fixture.spec, new AbortController().signal), timeoutMs);

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { OptionalStrings } from '../../core/schema-types.ts';
 import { DEFAULT_OPTIONS } from './limits.ts';
 
 /** Operator options (config). ajv fills the defaults (`useDefaults`). */
@@ -41,16 +42,10 @@ export const uploadSpecSchema = Type.Object(
       minLength: 1,
       description: 'Absolute path of a folder, a documentation file, or a .zip / .tar.gz / .tgz / .tar archive on the server.',
     }),
-    include: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'Path prefixes relative to the root, e.g. ["docs/"]; only files under one of them become documents (an include directive may still read a file elsewhere in the upload).',
-      }),
+    include: OptionalStrings(
+      'Path prefixes relative to the root, e.g. ["docs/"]; only files under one of them become documents (an include directive may still read a file elsewhere in the upload).',
     ),
-    exclude: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'Path prefixes relative to the root that are never read, not even by an include directive.',
-      }),
-    ),
+    exclude: OptionalStrings('Path prefixes relative to the root that are never read, not even by an include directive.'),
   },
   { additionalProperties: false },
 );

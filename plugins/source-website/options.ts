@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { OptionalStrings } from '../../core/schema-types.ts';
 import { RefdeskError } from '../../core/errors.ts';
 
 /** Defaults of the `website` source's operator options (config); the schema below describes each. */
@@ -39,16 +40,8 @@ export type WebsiteOptions = Static<typeof websiteOptionsSchema>;
 export const websiteSpecSchema = Type.Object(
   {
     url: Type.String({ minLength: 1, description: 'Start URL of the documentation, e.g. https://react.dev/learn. By default only pages under its path (same origin) are read.' }),
-    include: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'URL patterns to read instead of the start path: globs on the path ("/docs/**", "/api/*") or /regular expressions/ on the whole URL.',
-      }),
-    ),
-    exclude: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'URL patterns never read (globs on the path or /regular expressions/ on the whole URL); exclude wins over include.',
-      }),
-    ),
+    include: OptionalStrings('URL patterns to read instead of the start path: globs on the path ("/docs/**", "/api/*") or /regular expressions/ on the whole URL.'),
+    exclude: OptionalStrings('URL patterns never read (globs on the path or /regular expressions/ on the whole URL); exclude wins over include.'),
     maxPages: Type.Optional(Type.Integer({ minimum: 1, description: 'Most pages to read (the operator sets the ceiling).' })),
     maxDepth: Type.Optional(Type.Integer({ minimum: 0, description: 'Deepest link depth from the start page (0: the start page only).' })),
     concurrency: Type.Optional(Type.Integer({ minimum: 1, description: 'Requests in flight at once (the operator sets the ceiling).' })),

@@ -3,13 +3,13 @@
  * and, in a child process, against implementations that break each rule (they must fail).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { SourceDocument } from '../../core/contracts.ts';
 import type { Llm } from '../../core/providers.ts';
+import { failingContractTests } from './helpers/contract-failures.ts';
 import { createFakeEmbedder, runChunkerContract, runEmbedderContract, runPlugin, runRerankerContract } from '../../core/testing/index.ts';
 import markdownPlugin from '../../plugins/chunker-markdown/index.ts';
 import openapiPlugin from '../../plugins/source-openapi/index.ts';
@@ -127,30 +127,13 @@ runRerankerContract('llm (built-in, an LLM that answers in reverse)', async () =
 
 test('the suites fail implementations that break the contracts, and do not hang on them', () => {
   const fixture = fileURLToPath(new URL('./fixtures/broken-kit-plugins.ts', import.meta.url));
-  const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', fixture], {
-    encoding: 'utf8',
-    timeout: 120_000,
-    env: Object.fromEntries(Object.entries({ ...process.env, NODE_NO_WARNINGS: '1' }).filter(([k]) => k !== 'NODE_TEST_CONTEXT')),
-  });
-  assert.notEqual(res.status, 0, 'the broken implementations fail');
-  // Each test by a short name: "<Role> <implementation>: <rule>".
-  const rules: Array<[string, string]> = [
+  const res = failingContractTests(fixture, [
     ['formats is', 'formats'], ['the given documents', 'snippets'], ['chunk() is pure', 'pure'], ['line ranges are cited', 'linemap'], ['odd content', 'odd'],
     ['model is', 'shape'], ['embed() gives one', 'vectors'], ['embed([])', 'empty'], ['vectors come in the order', 'order'], ['many texts', 'batch'], ['a failing provider', 'fails'],
     ['rerank() gives at most', 'subset'], ['rerank() leaves', 'unchanged'], ['no hits', 'empty'], ['an aborted signal', 'abort'], ['active()', 'active'], ['rerankLibraries()', 'libraries'],
-  ];
-  const failed: string[] = [];
-  let pending: string[] = [];
-  for (const line of res.stdout.split('\n')) {
-    const sub = /^ {4}not ok \d+ - (.*)$/.exec(line);
-    if (sub) pending.push(rules.find(([prefix]) => sub[1].startsWith(prefix))?.[1] ?? sub[1]);
-    const suite = /^(?:not )?ok \d+ - (\w+) contract: (.*)$/.exec(line);
-    if (suite) {
-      failed.push(...pending.map((t) => `${suite[1]} ${suite[2]}: ${t}`));
-      pending = [];
-    }
-  }
-  assert.deepEqual(failed.sort(), [
+  ]);
+  assert.notEqual(res.status, 0, 'the broken implementations fail');
+  assert.deepEqual(res.failed, [
     'Chunker async: linemap',
     'Chunker async: odd',
     'Chunker async: pure',
