@@ -5,7 +5,8 @@
  *
  * - Definitions: `definePlugin`, `defineSource`, `defineChunker`, `defineEmbedder`,
  *   `defineReranker`, `defineLlm`, `defineStore`; options and specs declared with TypeBox's
- *   `Type` (re-exported here) type `create(options)` and a source's `ctx.spec`.
+ *   `Type` (re-exported here, with `StringEnum` and `OptionalStrings`) type `create(options)`
+ *   and a source's `ctx.spec`.
  * - DI: `Tokens` (the services and slots a definition may depend on), `token()` for new ones.
  * - Contracts: the types of core/contracts.ts (Source, Chunker, Embedder, Reranker, Store, Fetch,
  *   Logger, Clock...) and of the model providers (Llm, EmbedderConnector, LlmConnector).
@@ -17,6 +18,7 @@
 export { definePlugin, defineSource, defineChunker, defineEmbedder, defineReranker, defineLlm, defineStore } from './define.ts';
 export type { AnyDefinition, Definition, JsonSchema, OptionsOf, Plugin, Role, RoleTypes, SourceDefinition, SpecOf, TypedSource, TypedSourceContext } from './define.ts';
 export { Type, type Static, type TSchema } from '@sinclair/typebox';
+export { StringEnum, OptionalStrings } from './schema-types.ts';
 
 export { Tokens } from './di-tokens.ts';
 export { token, type Token, type DepTokens, type ResolvedDeps } from './di.ts';

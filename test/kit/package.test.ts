@@ -58,6 +58,58 @@ test("the guide's example plugin compiles against the declarations and passes it
   assert.match(tested.output, /^# fail 0$/m);
 });
 
+test('every role\'s contract suite runs from an outside package with node:test', () => {
+  const suites = `import { Type, definePlugin, defineChunker, defineReranker, type Snippet } from 'refdesk/core';
+import { MemoryStore, createFakeEmbedder, runChunkerContract, runEmbedderContract, runPlugin, runRerankerContract, runStoreContract } from 'refdesk/testing';
+
+const plugin = definePlugin({ name: 'lines', version: '1.0.0', kernel: '^1.0.0', definitions: [
+  defineChunker({
+    kind: 'lines',
+    options: Type.Object({ minLength: Type.Integer({ minimum: 1, default: 1 }) }, { additionalProperties: false }),
+    deps: {},
+    create: (options) => ({
+      formats: ['text'],
+      chunk(doc) {
+        const out: Snippet[] = [];
+        doc.content.split('\\n').forEach((line, i) => {
+          if (line.trim().length < options.minLength) return;
+          const at = doc.lineMap ? doc.lineMap[i] : i + 1;
+          out.push({ type: 'info', title: line.slice(0, 30), description: '', language: '', code: '', content: line, breadcrumb: [], pageTitle: doc.path, sourcePath: doc.path, lineStart: at, lineEnd: at, tokens: 1 });
+        });
+        return out;
+      },
+    }),
+  }),
+  defineReranker({ kind: 'keep', options: Type.Object({}), deps: {}, create: () => ({ rerank: async (_q, hits, n) => hits.slice(0, n) }) }),
+] });
+
+runChunkerContract('lines', async () => {
+  const run = await runPlugin(plugin, { kind: 'lines', role: 'chunker' });
+  return { chunker: run.instance, documents: [{ path: 'a.txt', format: 'text', content: 'one\\ntwo\\n' }], cleanup: run.close };
+});
+runRerankerContract('keep', async () => {
+  const run = await runPlugin(plugin, { kind: 'keep', role: 'reranker' });
+  return { reranker: run.instance, cleanup: run.close };
+});
+runEmbedderContract('fake', async () => ({ embedder: createFakeEmbedder() }));
+runStoreContract('memory', async () => {
+  const store = new MemoryStore();
+  await store.open();
+  return { store, cleanup: () => store.close().catch(() => {}) };
+});
+`;
+  const pkg = makePluginPackage(kit, { 'src/suites.test.ts': suites });
+  made.push(pkg);
+  const built = tsc(join(pkg, 'tsconfig.json'));
+  assert.equal(built.status, 0, `tsc failed:\n${built.output}`);
+  const tested = run(process.execPath, ['--test', '--test-reporter=tap', 'out/suites.test.js'], pkg);
+  assert.equal(tested.status, 0, tested.output);
+  for (const suite of ['Chunker contract: lines', 'Reranker contract: keep', 'Embedder contract: fake', 'Store contract: memory']) {
+    assert.match(tested.output, new RegExp(`^ok \\d+ - ${suite}$`, 'm'), suite);
+  }
+  assert.match(tested.output, /^# fail 0$/m);
+});
+
 test('options typed from the schema: a plugin that misuses them does not compile', () => {
   const plugin = `import { definePlugin, defineChunker, Type } from 'refdesk/core';
 export default definePlugin({ name: 'typed', version: '1.0.0', kernel: '^1.0.0', definitions: [
