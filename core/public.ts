@@ -13,7 +13,7 @@
  * - Errors: `RefdeskError` (a code and an HTTP status a user can act on), `ConfigError`,
  *   `ProviderError`.
  * - Helpers for upstream text and secrets: `displayUrl`, `statusLine`, `mediaTypeLabel`,
- *   `fetchWithRetry`, `excerpt`, `createRedactor`.
+ *   `fetchWithRetry`, `excerpt`, `createRedactor`; for chunkers: `citeOriginalLines`, `originalLine`.
  */
 export { definePlugin, defineSource, defineChunker, defineEmbedder, defineReranker, defineLlm, defineStore } from './define.ts';
 export type { AnyDefinition, Definition, JsonSchema, OptionsOf, Plugin, Role, RoleTypes, SourceDefinition, SpecOf, TypedSource, TypedSourceContext } from './define.ts';
@@ -34,3 +34,4 @@ export { KERNEL_VERSION } from './version.ts';
 
 export { displayUrl, statusLine, mediaTypeLabel, fetchWithRetry, type RetryOptions, type RetryPolicy, type RetriedResponse } from './net/retry.ts';
 export { excerpt, createRedactor, type Redactor } from './redact.ts';
+export { citeOriginalLines, originalLine } from './includes/line-map.ts';

@@ -60,7 +60,7 @@ export interface RunPluginResult<T> {
   fakes: RunPluginFakes;
   /** The data directory given as `Tokens.Env` (a temporary folder), or null when none was asked for. */
   dataDir: string | null;
-  /** Closes the fake store and removes the temporary data directory. */
+  /** Closes the fake store and removes the temporary data directory (again: nothing). */
   close(): Promise<void>;
 }
 
@@ -119,7 +119,10 @@ export async function runPlugin<R extends Role = Role>(plugin: Plugin, opts: Run
     [Tokens.Providers, () => fakes.providers],
   ]);
 
+  let closed = false;
   const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
     await store.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   };

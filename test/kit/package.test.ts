@@ -59,7 +59,7 @@ test("the guide's example plugin compiles against the declarations and passes it
 });
 
 test('every role\'s contract suite runs from an outside package with node:test', () => {
-  const suites = `import { Type, definePlugin, defineChunker, defineReranker, type Snippet } from 'refdesk/core';
+  const suites = `import { Type, citeOriginalLines, definePlugin, defineChunker, defineReranker, type Snippet } from 'refdesk/core';
 import { MemoryStore, createFakeEmbedder, runChunkerContract, runEmbedderContract, runPlugin, runRerankerContract, runStoreContract } from 'refdesk/testing';
 
 const plugin = definePlugin({ name: 'lines', version: '1.0.0', kernel: '^1.0.0', definitions: [
@@ -73,9 +73,9 @@ const plugin = definePlugin({ name: 'lines', version: '1.0.0', kernel: '^1.0.0',
         const out: Snippet[] = [];
         doc.content.split('\\n').forEach((line, i) => {
           if (line.trim().length < options.minLength) return;
-          const at = doc.lineMap ? doc.lineMap[i] : i + 1;
-          out.push({ type: 'info', title: line.slice(0, 30), description: '', language: '', code: '', content: line, breadcrumb: [], pageTitle: doc.path, sourcePath: doc.path, lineStart: at, lineEnd: at, tokens: 1 });
+          out.push({ type: 'info', title: line.slice(0, 30), description: '', language: '', code: '', content: line, breadcrumb: [], pageTitle: doc.path, sourcePath: doc.path, lineStart: i + 1, lineEnd: i + 1, tokens: 1 });
         });
+        if (doc.lineMap) citeOriginalLines(out, doc.lineMap);
         return out;
       },
     }),

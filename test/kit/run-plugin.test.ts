@@ -124,6 +124,7 @@ test('each dependency is a working fake, chosen by its token; close() removes th
   assert.match(out.documents[0].content, /of x/);
   await run.close();
   assert.ok(!existsSync(run.dataDir));
+  await run.close(); // again: nothing to do
   await assert.rejects(store.getLibrary('/probe/x'), /closed|open/i);
 });
 
