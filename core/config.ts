@@ -12,6 +12,7 @@ import { ConfigError } from './errors.ts';
 import type { AnyDefinition, Plugin, Role } from './define.ts';
 import { KERNEL_VERSION } from './version.ts';
 import { validate } from './validate.ts';
+import { pluginOptionsError } from './plugin-options.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
 import type { RateLimitConfig } from './rate-limit.ts';
 
@@ -212,8 +213,8 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
         throw new ConfigError(`${where}: duplicate ${def.role} kind "${def.kind}": already provided by ${prev.at} (${prev.plugin})`);
       }
       const options = structuredClone(optionsByKind[def.kind] ?? {});
-      const problems = validate(def.options, options, `${at}.options.${def.kind}`);
-      if (problems.length > 0) throw new ConfigError(`${file}: plugin ${plugin.name}: ${problems.join('; ')}`);
+      const problem = pluginOptionsError(plugin.name, def, options, at);
+      if (problem) throw new ConfigError(`${file}: ${problem}`);
       byKind.set(def.kind, { def, options, plugin: plugin.name, at });
     }
   }

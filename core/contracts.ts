@@ -246,12 +246,18 @@ export interface LibraryMeta {
 }
 
 /**
- * A Source reads documents; it never chunks or stores.
- * - `read` yields each document at most once, in a stable order.
- * - It throws a RefdeskError (e.g. `no_documentation`, `too_large`, `invalid_source`) for
- *   failures a user must fix; any other error is reported as an internal job failure.
- * - It stops promptly when `ctx.signal` is aborted: it throws (the signal's reason) before
- *   yielding further documents.
+ * A Source reads documents; it never chunks or stores. The rules (checked by
+ * `runSourceContract` of `refdesk/testing`):
+ * - Documents: `read` yields each path at most once; paths are relative with forward slashes (no
+ *   leading '/', no '.', '..' or empty segments) and stable across refreshes; each has a format
+ *   and string content (see SourceDocument).
+ * - Ordering and idempotency: reads of the same spec yield the same paths in the same order; a
+ *   read changes nothing upstream and may be repeated (a job that a crash interrupted runs again).
+ * - Abort: it stops promptly when `ctx.signal` is aborted: it throws (the signal's reason) before
+ *   yielding further documents; already aborted, it yields nothing. Pass the signal to fetches.
+ * - Errors: it throws a RefdeskError (e.g. `no_documentation`, `too_large`, `invalid_source`,
+ *   `unauthorized`) for failures a user must fix; any other error is reported as an internal job
+ *   failure. Messages name URLs and statuses, never secrets or upstream bodies.
  */
 export interface Source {
   read(ctx: SourceContext): AsyncIterable<SourceDocument>;
@@ -268,9 +274,15 @@ export interface Source {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * A Chunker turns one document into snippets. It is pure and synchronous: the same document
- * gives the same snippets, in document order. It never throws on odd content; it degrades to
- * plain-text sections instead.
+ * A Chunker turns one document into snippets. The rules (checked by `runChunkerContract` of
+ * `refdesk/testing`):
+ * - Pure and synchronous: the same document gives the same snippets, and is not changed.
+ * - Ordering: snippets come in document order within each type (a section's code snippets may
+ *   come before its prose).
+ * - Provenance: each snippet's `sourcePath` is the document's path and its 1-based line range lies
+ *   in the document, cited through `doc.lineMap` when there is one (the original file's lines).
+ * - Errors: it never throws on odd content (empty, binary, unclosed fences, CRLF); it degrades to
+ *   plain-text sections instead.
  */
 export interface Chunker {
   /** The document formats this chunker accepts. */
@@ -287,8 +299,16 @@ export interface Chunker {
 // Embedder and Reranker (optional slots)
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * An Embedder (what an embedder plugin's connector gives for the configured endpoint). The rules
+ * (checked by `runEmbedderContract` of `refdesk/testing`): one finite vector of `dimensions`
+ * numbers per text, in the texts' order, however the texts are batched; no texts, no vectors;
+ * a provider failure rejects the whole call (never a partial answer). Idempotent: the same text
+ * and model give the same vector (the kernel reuses vectors of unchanged snippets).
+ */
 export interface Embedder {
   readonly model: string;
+  /** Positive; may be learned from the first answer when the model's is not known in advance. */
   readonly dimensions: number;
   /** One vector per text, in order. Throws on provider failure (the caller decides to retry). */
   embed(texts: string[], purpose: 'document' | 'query'): Promise<Float32Array[]>;
@@ -303,6 +323,12 @@ export interface RerankContext {
   signal?: AbortSignal;
 }
 
+/**
+ * A Reranker reorders a question's best hits. The rules (checked by `runRerankerContract` of
+ * `refdesk/testing`): it returns at most `n` of the given hits, each once, and changes neither
+ * the hits nor their array; an aborted `context.signal` makes it settle promptly; a failure
+ * rejects (the question then keeps the lexical order: a reranker never fails a question).
+ */
 export interface Reranker {
   /** Returns at most n hits, best first; hits it cannot judge keep their relative order. */
   rerank(query: string, hits: SearchHit[], n: number, context?: RerankContext): Promise<SearchHit[]>;

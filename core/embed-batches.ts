@@ -5,6 +5,7 @@
  * checked (one vector per text, one dimension throughout). The plugins turn their SDK's errors
  * into ProviderErrors (`classify`) and leave the SDK's own retries off, so both behave alike.
  */
+import { Type } from '@sinclair/typebox';
 import type { Embedder } from './contracts.ts';
 import { ProviderError } from './providers.ts';
 import { sleepAbortable } from './net/retry.ts';
@@ -24,15 +25,15 @@ export interface EmbedBatchOptions {
 
 export const EMBED_BATCH_DEFAULTS: EmbedBatchOptions = { batchSize: 64, concurrency: 2, maxRetries: 4, retryBaseMs: 500, maxRetryDelayMs: 60_000 };
 
-/** JSON Schema of the batch options, for the plugins' option schemas. */
+/** JSON Schema (TypeBox) of the batch options, for the plugins' option schemas; each plugin gives `batchSize` its default. */
 export const EMBED_BATCH_SCHEMA = {
-  batchSize: { type: 'integer', minimum: 1, maximum: 2048, description: 'Texts per embedding request.' },
-  concurrency: { type: 'integer', minimum: 1, maximum: 16, default: EMBED_BATCH_DEFAULTS.concurrency, description: 'Embedding requests in flight at once.' },
-  maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: EMBED_BATCH_DEFAULTS.maxRetries, description: 'Retries of a request after a rate limit, timeout or 5xx.' },
-  retryBaseMs: { type: 'integer', minimum: 0, maximum: 60_000, default: EMBED_BATCH_DEFAULTS.retryBaseMs, description: 'First backoff in ms (doubled per retry) when the vendor sends no Retry-After.' },
-  maxRetryDelayMs: { type: 'integer', minimum: 0, maximum: 600_000, default: EMBED_BATCH_DEFAULTS.maxRetryDelayMs, description: 'Longest wait accepted between retries (a longer Retry-After fails the request).' },
-  timeoutMs: { type: 'integer', minimum: 100, maximum: 600_000, default: 30_000, description: 'Time limit of one embedding request.' },
-} as const;
+  batchSize: Type.Integer({ minimum: 1, maximum: 2048, description: 'Texts per embedding request.' }),
+  concurrency: Type.Integer({ minimum: 1, maximum: 16, default: EMBED_BATCH_DEFAULTS.concurrency, description: 'Embedding requests in flight at once.' }),
+  maxRetries: Type.Integer({ minimum: 0, maximum: 10, default: EMBED_BATCH_DEFAULTS.maxRetries, description: 'Retries of a request after a rate limit, timeout or 5xx.' }),
+  retryBaseMs: Type.Integer({ minimum: 0, maximum: 60_000, default: EMBED_BATCH_DEFAULTS.retryBaseMs, description: 'First backoff in ms (doubled per retry) when the vendor sends no Retry-After.' }),
+  maxRetryDelayMs: Type.Integer({ minimum: 0, maximum: 600_000, default: EMBED_BATCH_DEFAULTS.maxRetryDelayMs, description: 'Longest wait accepted between retries (a longer Retry-After fails the request).' }),
+  timeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000, description: 'Time limit of one embedding request.' }),
+};
 
 const RETRYABLE = new Set(['rate_limited', 'timeout', 'unavailable']);
 

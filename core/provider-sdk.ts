@@ -8,26 +8,23 @@
  * off its SDK's error (status, Retry-After, the vendor's own error text, redacted and cut).
  */
 import { createRedactor, excerpt, type Redactor } from './redact.ts';
-import type { JsonSchema } from './define.ts';
+import { Type, type Static } from '@sinclair/typebox';
 import { ProviderError, type Llm } from './providers.ts';
 import type { ProviderEndpoint } from './provider-settings.ts';
 
-/** A provider plugin's options (config/default.yaml), the same for every vendor. */
-export interface ProviderClientOptions {
-  /** Milliseconds one attempt may take before it is abandoned. */
-  timeoutMs: number;
-  /** Retries after the first attempt (429 honouring Retry-After, 5xx, connection errors, timeouts). */
-  maxRetries: number;
-}
-
-export const providerClientOptionsSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    timeoutMs: { type: 'integer', minimum: 100, maximum: 600_000, default: 30_000 },
-    maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 2 },
+/**
+ * A provider plugin's options (config/default.yaml), the same for every vendor: `timeoutMs`, the
+ * milliseconds one attempt may take before it is abandoned; `maxRetries`, the retries after the
+ * first attempt (429 honouring Retry-After, 5xx, connection errors, timeouts).
+ */
+export const providerClientOptionsSchema = Type.Object(
+  {
+    timeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+    maxRetries: Type.Integer({ minimum: 0, maximum: 10, default: 2 }),
   },
-};
+  { additionalProperties: false },
+);
+export type ProviderClientOptions = Static<typeof providerClientOptionsSchema>;
 
 /** What a plugin learned from a failed call. */
 export interface FailureFacts {

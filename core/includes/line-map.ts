@@ -56,3 +56,14 @@ export function lineMapProblems(lineMap: unknown, content: string): string[] {
   }
   return problems;
 }
+
+/**
+ * Makes snippets cite the original file: each line range, counted in the lines of a document's
+ * content, becomes the range of the file's lines they came from (in place). The Chunker contract.
+ */
+export function citeOriginalLines(snippets: Array<{ lineStart: number; lineEnd: number }>, lineMap: readonly number[]): void {
+  for (const s of snippets) {
+    s.lineStart = originalLine(lineMap, s.lineStart);
+    s.lineEnd = Math.max(s.lineStart, originalLine(lineMap, s.lineEnd));
+  }
+}

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Source, SourceContext, SourceDocument } from '../contracts.ts';
 import { lineMapProblems } from '../includes/line-map.ts';
+import { withFixture } from './fixture.ts';
 
 export interface SourceFixture {
   source: Source;
@@ -115,6 +116,24 @@ async function drain(source: Source, ctx: SourceContext, timeoutMs: number): Pro
   }
 }
 
+/** One `next()` of a read, bounded by `timeoutMs`. */
+async function drainStep(iterator: AsyncIterator<SourceDocument>, timeoutMs: number): Promise<{ done: boolean; error: unknown; hung: boolean }> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<'hung'>((resolve) => {
+    timer = setTimeout(() => resolve('hung'), timeoutMs);
+  });
+  const step = iterator.next().then(
+    (r) => ({ done: r.done === true, error: null as unknown, hung: false }),
+    (error: unknown) => ({ done: false, error: error ?? new Error('read() threw a nullish value'), hung: false }),
+  );
+  try {
+    const out = await Promise.race([step, hung]);
+    return out === 'hung' ? { done: false, error: null, hung: true } : out;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function describeError(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}`;
   return String(e);
@@ -139,14 +158,7 @@ export function runSourceContract(
     };
   }
 
-  async function withSource(fn: (fixture: SourceFixture) => Promise<void>): Promise<void> {
-    const fixture = await makeSource();
-    try {
-      await fn(fixture);
-    } finally {
-      await fixture.cleanup?.();
-    }
-  }
+  const withSource = (fn: (fixture: SourceFixture) => Promise<void>) => withFixture(makeSource, fn);
 
   async function readAll(fixture: SourceFixture): Promise<SourceDocument[]> {
     const out = await drain(fixture.source, context(fixture.spec, new AbortController().signal), timeoutMs);
@@ -188,6 +200,24 @@ export function runSourceContract(
         assert.ok(!out.hung, `read() with an aborted signal neither failed nor finished within ${timeoutMs} ms`);
         assert.equal(out.documents.length, 0, `read() yielded ${out.documents.length} documents although the signal was already aborted`);
         assert.notEqual(out.error, null, 'read() finished without an error although the signal was already aborted');
+      }));
+
+    test('read() yields no further document once the signal is aborted mid-read', testOptions, () =>
+      withSource(async (fixture) => {
+        const controller = new AbortController();
+        const iterator = fixture.source.read(context(fixture.spec, controller.signal))[Symbol.asyncIterator]();
+        const step = async () => {
+          const out = await drainStep(iterator, timeoutMs);
+          assert.ok(!out.hung, `read() did not answer within ${timeoutMs} ms`);
+          return out;
+        };
+        const first = await step();
+        assert.equal(first.error, null, `read() failed before its first document: ${describeError(first.error)}`);
+        assert.ok(!first.done, 'read() yielded no documents for the given spec');
+        controller.abort();
+        const next = await step();
+        assert.ok(next.done || next.error !== null, 'read() yielded another document after the signal was aborted');
+        if (next.error === null) await iterator.return?.();
       }));
   });
 }

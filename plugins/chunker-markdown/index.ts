@@ -1,22 +1,22 @@
+import { Type } from '@sinclair/typebox';
 import { defineChunker, definePlugin } from '../../core/define.ts';
-import { MarkdownChunker, type MarkdownChunkerOptions } from './markdown-chunker.ts';
+import { MarkdownChunker } from './markdown-chunker.ts';
 
 export default definePlugin({
   name: '@refdesk/chunker-markdown',
   version: '1.0.0',
   kernel: '^1.0.0',
   definitions: [
-    defineChunker<MarkdownChunkerOptions, {}>({
+    defineChunker({
       kind: 'markdown',
       description: 'Markdown, MDX and markdown-like text: sections by heading, code and info snippets.',
-      options: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          maxInfoTokens: { type: 'integer', minimum: 50, maximum: 5000, default: 400 },
-          maxDescriptionChars: { type: 'integer', minimum: 50, maximum: 5000, default: 600 },
+      options: Type.Object(
+        {
+          maxInfoTokens: Type.Integer({ minimum: 50, maximum: 5000, default: 400 }),
+          maxDescriptionChars: Type.Integer({ minimum: 50, maximum: 5000, default: 600 }),
         },
-      },
+        { additionalProperties: false },
+      ),
       deps: {},
       create: (options) => new MarkdownChunker(options),
     }),

@@ -9,6 +9,7 @@ import { lazyModule } from '../../core/lazy-module.ts';
 
 /** The SDK, loaded at the first embedding call (not at server start). */
 const sdk = lazyModule<typeof GenAiModule>('@google/genai');
+import { Type } from '@sinclair/typebox';
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
 import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, type EmbedBatchOptions } from '../../core/embed-batches.ts';
 import { retryAfterMs } from '../../core/provider-sdk.ts';
@@ -91,13 +92,9 @@ export default definePlugin({
     defineEmbedder({
       kind: 'gemini',
       description: 'Embeddings through the Gemini API (models/<model>:batchEmbedContents), as set in Settings.',
-      options: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { ...EMBED_BATCH_SCHEMA, batchSize: { ...EMBED_BATCH_SCHEMA.batchSize, maximum: 100, default: 100 } },
-      },
+      options: Type.Object({ ...EMBED_BATCH_SCHEMA, batchSize: Type.Integer({ ...EMBED_BATCH_SCHEMA.batchSize, maximum: 100, default: 100 }) }, { additionalProperties: false }),
       deps: {},
-      create(options: GeminiEmbedderOptions): EmbedderConnector {
+      create(options): EmbedderConnector {
         const opts = { ...EMBED_BATCH_DEFAULTS, ...options };
         return { api: 'gemini', connect: (endpoint) => geminiEmbedder(endpoint, opts) };
       },

@@ -6,6 +6,7 @@
  */
 import type OpenAIModule from 'openai';
 import { lazyModule } from '../../core/lazy-module.ts';
+import { Type } from '@sinclair/typebox';
 import { definePlugin, defineEmbedder } from '../../core/define.ts';
 import { BatchedEmbedder, EMBED_BATCH_DEFAULTS, EMBED_BATCH_SCHEMA, KNOWN_DIMENSIONS, endpointHost, kindOfStatus, type EmbedBatchOptions } from '../../core/embed-batches.ts';
 import { retryAfterMs } from '../../core/provider-sdk.ts';
@@ -79,13 +80,9 @@ export default definePlugin({
     defineEmbedder({
       kind: 'openai',
       description: 'Embeddings through the OpenAI API or any OpenAI-compatible embeddings server (POST <baseUrl>/embeddings), as set in Settings.',
-      options: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { ...EMBED_BATCH_SCHEMA, batchSize: { ...EMBED_BATCH_SCHEMA.batchSize, default: 96 } },
-      },
+      options: Type.Object({ ...EMBED_BATCH_SCHEMA, batchSize: Type.Integer({ ...EMBED_BATCH_SCHEMA.batchSize, default: 96 }) }, { additionalProperties: false }),
       deps: {},
-      create(options: OpenAiEmbedderOptions): EmbedderConnector {
+      create(options): EmbedderConnector {
         const opts = { ...EMBED_BATCH_DEFAULTS, ...options };
         return { api: 'openai', connect: (endpoint) => openAiEmbedder(endpoint, opts) };
       },

@@ -1,5 +1,5 @@
 import { defineLlm, definePlugin } from '../../core/define.ts';
-import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
+import { lazyLlm, providerClientOptionsSchema } from '../../core/provider-sdk.ts';
 
 export default definePlugin({
   name: '@refdesk/llm-anthropic',
@@ -11,7 +11,7 @@ export default definePlugin({
       description: 'The LLM of Settings when its provider is anthropic (the Messages API), through the @anthropic-ai/sdk SDK.',
       options: providerClientOptionsSchema,
       deps: {},
-      create(options: ProviderClientOptions) {
+      create(options) {
         return { api: 'anthropic' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./anthropic-llm.ts')).AnthropicLlm(endpoint, options)) };
       },
     }),

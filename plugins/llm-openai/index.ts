@@ -1,5 +1,5 @@
 import { defineLlm, definePlugin } from '../../core/define.ts';
-import { lazyLlm, providerClientOptionsSchema, type ProviderClientOptions } from '../../core/provider-sdk.ts';
+import { lazyLlm, providerClientOptionsSchema } from '../../core/provider-sdk.ts';
 
 export default definePlugin({
   name: '@refdesk/llm-openai',
@@ -11,7 +11,7 @@ export default definePlugin({
       description: 'The LLM of Settings when its provider is openai, or custom (any OpenAI-compatible server at its base URL), through the openai SDK.',
       options: providerClientOptionsSchema,
       deps: {},
-      create(options: ProviderClientOptions) {
+      create(options) {
         return { api: 'openai' as const, connect: (endpoint) => lazyLlm(endpoint, async () => new (await import('./openai-llm.ts')).OpenAiLlm(endpoint, options)) };
       },
     }),

@@ -1,7 +1,7 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { ConfluenceSource } from './confluence-source.ts';
-import { confluenceOptionsSchema, confluenceSpecSchema, type ConfluenceOptions } from './schema.ts';
+import { confluenceOptionsSchema, confluenceSpecSchema } from './schema.ts';
 import { deriveConfluenceId } from './spec.ts';
 
 export default definePlugin({
@@ -18,7 +18,7 @@ export default definePlugin({
       specSchema: confluenceSpecSchema,
       deps: { fetch: Tokens.Fetch, logger: Tokens.Logger },
       deriveId: deriveConfluenceId,
-      create(options: ConfluenceOptions, deps) {
+      create(options, deps) {
         return new ConfluenceSource(options, deps);
       },
     }),

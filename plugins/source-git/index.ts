@@ -2,7 +2,7 @@ import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { GitSource } from './git-source.ts';
 import { deriveGitLibraryId } from './git-url.ts';
-import { gitOptionsSchema, gitSpecSchema, type GitSourceOptions } from './schema.ts';
+import { gitOptionsSchema, gitSpecSchema } from './schema.ts';
 
 export default definePlugin({
   name: '@refdesk/source-git',
@@ -17,7 +17,7 @@ export default definePlugin({
       specSchema: gitSpecSchema,
       deriveId: deriveGitLibraryId,
       deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger, fetch: Tokens.Fetch, credentials: Tokens.GitCredentials },
-      create(options: GitSourceOptions, deps) {
+      create(options, deps) {
         return new GitSource(options, deps);
       },
     }),

@@ -2,7 +2,7 @@ import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { deriveLlmsTxtId } from './derive-id.ts';
 import { LlmsTxtSource } from './llms-txt-source.ts';
-import { llmsTxtOptionsSchema, llmsTxtSpecSchema, type LlmsTxtOptions } from './schema.ts';
+import { llmsTxtOptionsSchema, llmsTxtSpecSchema } from './schema.ts';
 
 export default definePlugin({
   name: '@refdesk/source-llms-txt',
@@ -17,7 +17,7 @@ export default definePlugin({
       specSchema: llmsTxtSpecSchema,
       deps: { fetch: Tokens.Fetch, logger: Tokens.Logger, policy: Tokens.NetworkPolicy },
       deriveId: deriveLlmsTxtId,
-      create(options: LlmsTxtOptions, deps) {
+      create(options, deps) {
         return new LlmsTxtSource(options, deps);
       },
     }),

@@ -1,8 +1,9 @@
+import { Type } from '@sinclair/typebox';
 import { defineChunker, definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { deriveOpenApiId } from './derive-id.ts';
-import { OperationChunker, type OperationChunkerOptions } from './operation-chunker.ts';
-import { openApiOptionsSchema, openApiSpecSchema, type OpenApiOptions } from './options.ts';
+import { OperationChunker } from './operation-chunker.ts';
+import { openApiOptionsSchema, openApiSpecSchema } from './options.ts';
 import { OpenApiSource } from './openapi-source.ts';
 
 export default definePlugin({
@@ -18,18 +19,14 @@ export default definePlugin({
       specSchema: openApiSpecSchema,
       deps: { fetch: Tokens.Fetch, env: Tokens.Env, logger: Tokens.Logger },
       deriveId: deriveOpenApiId,
-      create(options: OpenApiOptions, deps) {
+      create(options, deps) {
         return new OpenApiSource(options, deps);
       },
     }),
-    defineChunker<OperationChunkerOptions, {}>({
+    defineChunker({
       kind: 'openapi-operations',
       description: 'The documents of the openapi source: one code snippet per operation, info snippets for tags, overview and authentication.',
-      options: {
-        type: 'object',
-        additionalProperties: false,
-        properties: { maxInfoTokens: { type: 'integer', minimum: 50, maximum: 5000, default: 600 } },
-      },
+      options: Type.Object({ maxInfoTokens: Type.Integer({ minimum: 50, maximum: 5000, default: 600 }) }, { additionalProperties: false }),
       deps: {},
       create: (options) => new OperationChunker(options),
     }),

@@ -6,6 +6,7 @@
  * code block (Authentication) is an info snippet. Line ranges are those of the document.
  */
 import type { Chunker, DocumentFormat, Snippet, SourceDocument } from '../../core/contracts.ts';
+import { citeOriginalLines } from '../../core/includes/line-map.ts';
 
 export const OPENAPI_FORMAT = 'openapi-markdown';
 
@@ -127,6 +128,8 @@ export class OperationChunker implements Chunker {
       }
       this.info(s, text, base, title, out);
     }
+    // Line ranges cite the original file through the document's line map (the Chunker contract).
+    if (doc.lineMap) citeOriginalLines(out, doc.lineMap);
     return out;
   }
 

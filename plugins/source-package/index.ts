@@ -4,7 +4,7 @@ import { deriveNpmId, derivePypiId } from './names.ts';
 import { NpmSource } from './npm-source.ts';
 import { PypiSource } from './pypi-source.ts';
 import { PackagesSource } from './packages-source.ts';
-import { npmOptionsSchema, npmSpecSchema, packagesOptionsSchema, packagesSpecSchema, pypiOptionsSchema, pypiSpecSchema, type PackageOptions } from './schema.ts';
+import { npmOptionsSchema, npmSpecSchema, packagesOptionsSchema, packagesSpecSchema, pypiOptionsSchema, pypiSpecSchema } from './schema.ts';
 
 export default definePlugin({
   name: '@refdesk/source-package',
@@ -19,7 +19,7 @@ export default definePlugin({
       specSchema: npmSpecSchema,
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: deriveNpmId,
-      create(options: PackageOptions, deps) {
+      create(options, deps) {
         return new NpmSource(options, deps);
       },
     }),
@@ -31,7 +31,7 @@ export default definePlugin({
       specSchema: pypiSpecSchema,
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: derivePypiId,
-      create(options: PackageOptions, deps) {
+      create(options, deps) {
         return new PypiSource(options, deps);
       },
     }),
@@ -43,7 +43,7 @@ export default definePlugin({
       specSchema: packagesSpecSchema,
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: (spec) => `/packages/${String(spec.name)}`,
-      create(options: PackageOptions, deps) {
+      create(options, deps) {
         return new PackagesSource(options, deps);
       },
     }),

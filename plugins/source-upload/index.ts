@@ -1,6 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
-import type { UploadOptions } from './limits.ts';
 import { uploadOptionsSchema, uploadSpecSchema } from './schema.ts';
 import { UploadSource } from './upload-source.ts';
 
@@ -16,7 +15,7 @@ export default definePlugin({
       options: uploadOptionsSchema,
       specSchema: uploadSpecSchema,
       deps: { logger: Tokens.Logger },
-      create(options: UploadOptions, deps) {
+      create(options, deps) {
         return new UploadSource(options, deps);
       },
     }),

@@ -1,6 +1,5 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
-import type { WebsiteOptions } from './options.ts';
 import { websiteOptionsSchema, websiteSpecSchema } from './options.ts';
 import { websiteName } from './urls.ts';
 import { WebsiteSource } from './website-source.ts';
@@ -18,7 +17,7 @@ export default definePlugin({
       specSchema: websiteSpecSchema,
       deps: { fetch: Tokens.Fetch },
       deriveId: (spec) => `/websites/${websiteName(String(spec.url ?? ''))}`,
-      create(options: WebsiteOptions, deps) {
+      create(options, deps) {
         return new WebsiteSource(options, deps);
       },
     }),

@@ -1,31 +1,9 @@
-import type { JsonSchema } from '../../core/define.ts';
+import { Type, type Static } from '@sinclair/typebox';
+import { OptionalStrings } from '../../core/schema-types.ts';
 import { RefdeskError } from '../../core/errors.ts';
 
-/** Operator options of the `website` source (config), after ajv applied the defaults. */
-export interface WebsiteOptions {
-  /** The User-Agent sent with every request; its first word is matched against robots.txt groups. */
-  userAgent: string;
-  /** Pages read when a library gives no maxPages, and the most any library may ask for. */
-  maxPages: number;
-  /** Link depth from the start page when a library gives none, and the most it may ask for. */
-  maxDepth: number;
-  /** Requests in flight at once for one crawl (a library may ask for fewer). */
-  concurrency: number;
-  /** Least time between two requests to the same host, in ms (robots.txt Crawl-delay may raise it). */
-  delayMs: number;
-  /** Time limit of one page request, in ms (the network policy's timeoutMs still caps it). */
-  timeoutMs: number;
-  /** Extra attempts after a network error, a time-out, a 429 or a 5xx. */
-  retries: number;
-  /** Wait before the first retry, in ms; doubled on each further attempt. */
-  retryDelayMs: number;
-  /** Longest robots.txt Crawl-delay honoured, in ms (longer ones are cut to this, with a warning). */
-  maxCrawlDelayMs: number;
-  /** Most sitemap files read (a sitemap index counts its children). */
-  maxSitemaps: number;
-}
-
-export const DEFAULT_WEBSITE_OPTIONS: Readonly<WebsiteOptions> = Object.freeze({
+/** Defaults of the `website` source's operator options (config); the schema below describes each. */
+export const DEFAULT_WEBSITE_OPTIONS = Object.freeze({
   userAgent: 'Refdesk/1.0 (documentation indexer)',
   maxPages: 1000,
   maxDepth: 12,
@@ -38,13 +16,11 @@ export const DEFAULT_WEBSITE_OPTIONS: Readonly<WebsiteOptions> = Object.freeze({
   maxSitemaps: 20,
 });
 
-const int = (min: number, def: number, description: string): JsonSchema => ({ type: 'integer', minimum: min, default: def, description });
+const int = (min: number, def: number, description: string) => Type.Integer({ minimum: min, default: def, description });
 
-export const websiteOptionsSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    userAgent: { type: 'string', minLength: 1, maxLength: 200, default: DEFAULT_WEBSITE_OPTIONS.userAgent, description: 'User-Agent of the crawler; its first word is the robots.txt agent name.' },
+export const websiteOptionsSchema = Type.Object(
+  {
+    userAgent: Type.String({ minLength: 1, maxLength: 200, default: DEFAULT_WEBSITE_OPTIONS.userAgent, description: 'User-Agent of the crawler; its first word is the robots.txt agent name.' }),
     maxPages: int(1, DEFAULT_WEBSITE_OPTIONS.maxPages, 'Default and most pages read for one library.'),
     maxDepth: int(0, DEFAULT_WEBSITE_OPTIONS.maxDepth, 'Default and deepest link depth from the start page.'),
     concurrency: int(1, DEFAULT_WEBSITE_OPTIONS.concurrency, 'Most requests in flight for one crawl.'),
@@ -55,33 +31,27 @@ export const websiteOptionsSchema: JsonSchema = {
     maxCrawlDelayMs: int(0, DEFAULT_WEBSITE_OPTIONS.maxCrawlDelayMs, 'Longest robots.txt Crawl-delay honoured, in ms.'),
     maxSitemaps: int(0, DEFAULT_WEBSITE_OPTIONS.maxSitemaps, 'Most sitemap files read per crawl (0 turns sitemaps off).'),
   },
-};
+  { additionalProperties: false },
+);
+/** Operator options of the `website` source (config), after ajv applied the defaults. */
+export type WebsiteOptions = Static<typeof websiteOptionsSchema>;
 
 /** A library's source parameters. */
-export const websiteSpecSchema: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['url'],
-  properties: {
-    url: { type: 'string', minLength: 1, description: 'Start URL of the documentation, e.g. https://react.dev/learn. By default only pages under its path (same origin) are read.' },
-    include: {
-      type: 'array',
-      items: { type: 'string', minLength: 1 },
-      description: 'URL patterns to read instead of the start path: globs on the path ("/docs/**", "/api/*") or /regular expressions/ on the whole URL.',
-    },
-    exclude: {
-      type: 'array',
-      items: { type: 'string', minLength: 1 },
-      description: 'URL patterns never read (globs on the path or /regular expressions/ on the whole URL); exclude wins over include.',
-    },
-    maxPages: { type: 'integer', minimum: 1, description: 'Most pages to read (the operator sets the ceiling).' },
-    maxDepth: { type: 'integer', minimum: 0, description: 'Deepest link depth from the start page (0: the start page only).' },
-    concurrency: { type: 'integer', minimum: 1, description: 'Requests in flight at once (the operator sets the ceiling).' },
-    delayMs: { type: 'integer', minimum: 0, description: 'Least time between two requests, in ms (never below the operator\'s delay).' },
-    timeoutMs: { type: 'integer', minimum: 100, description: 'Time limit of one page request, in ms (never above the operator\'s).' },
-    sitemap: { type: 'boolean', description: 'Seed the crawl from sitemap.xml (default true).' },
+export const websiteSpecSchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1, description: 'Start URL of the documentation, e.g. https://react.dev/learn. By default only pages under its path (same origin) are read.' }),
+    include: OptionalStrings('URL patterns to read instead of the start path: globs on the path ("/docs/**", "/api/*") or /regular expressions/ on the whole URL.'),
+    exclude: OptionalStrings('URL patterns never read (globs on the path or /regular expressions/ on the whole URL); exclude wins over include.'),
+    maxPages: Type.Optional(Type.Integer({ minimum: 1, description: 'Most pages to read (the operator sets the ceiling).' })),
+    maxDepth: Type.Optional(Type.Integer({ minimum: 0, description: 'Deepest link depth from the start page (0: the start page only).' })),
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, description: 'Requests in flight at once (the operator sets the ceiling).' })),
+    delayMs: Type.Optional(Type.Integer({ minimum: 0, description: 'Least time between two requests, in ms (never below the operator\'s delay).' })),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 100, description: 'Time limit of one page request, in ms (never above the operator\'s).' })),
+    sitemap: Type.Optional(Type.Boolean({ description: 'Seed the crawl from sitemap.xml (default true).' })),
   },
-};
+  { additionalProperties: false },
+);
+export type WebsiteSpec = Static<typeof websiteSpecSchema>;
 
 /** Fills missing options with the defaults (ajv does it for config; tests may not) and checks them. */
 export function resolveWebsiteOptions(options: Partial<WebsiteOptions> | undefined): WebsiteOptions {

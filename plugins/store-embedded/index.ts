@@ -1,6 +1,7 @@
+import { Type } from '@sinclair/typebox';
 import { definePlugin, defineStore } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
-import { EMBEDDED_STORE_DEFAULTS, EmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.ts';
+import { EMBEDDED_STORE_DEFAULTS, EmbeddedStore } from './embedded-store.ts';
 
 export default definePlugin({
   name: '@refdesk/store-embedded',
@@ -11,40 +12,35 @@ export default definePlugin({
       kind: 'embedded',
       description:
         'The default store: an SQLite catalog (sql.js, in memory) written atomically to <dataDir>/<fileName>, and one index segment file per served build in <dataDir>/segments. One writer per data directory.',
-      options: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          fileName: {
-            type: 'string',
+      options: Type.Object(
+        {
+          fileName: Type.String({
             minLength: 1,
             pattern: '^[^/\\\\]+$',
             default: EMBEDDED_STORE_DEFAULTS.fileName,
             description: 'Database file name inside the data directory.',
-          },
-          flushIntervalMs: {
-            type: 'integer',
+          }),
+          flushIntervalMs: Type.Integer({
             minimum: 10,
             default: EMBEDDED_STORE_DEFAULTS.flushIntervalMs,
             description: 'How often batched changes (snippets, job logs) are written to disk.',
-          },
-          indexCacheSize: {
-            type: 'integer',
+          }),
+          indexCacheSize: Type.Integer({
             minimum: 0,
             default: EMBEDDED_STORE_DEFAULTS.indexCacheSize,
             description: 'How many index segments (one per served library version) are kept open at most.',
-          },
-          segmentCacheBytes: {
-            type: 'integer',
+          }),
+          segmentCacheBytes: Type.Integer({
             minimum: 0,
             default: EMBEDDED_STORE_DEFAULTS.segmentCacheBytes,
             description:
               'Memory budget of the open index segments, in bytes; the least recently used are closed beyond it (snippet text is read from the segment files per answer).',
-          },
+          }),
         },
-      },
+        { additionalProperties: false },
+      ),
       deps: { env: Tokens.Env, logger: Tokens.Logger, clock: Tokens.Clock },
-      create(options: EmbeddedStoreOptions, deps) {
+      create(options, deps) {
         return new EmbeddedStore(options, deps);
       },
     }),

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +9,7 @@ import type { SourceDefinition } from '../../../core/define.ts';
 import { createTestLogger } from '../../../core/testing/fakes.ts';
 import { runSourceContract, sourceDocumentProblems } from '../../../core/testing/source-contract.ts';
 import { validate } from '../../../core/validate.ts';
+import { failingContractTests } from '../../kit/helpers/contract-failures.ts';
 import uploadPlugin from '../../../plugins/source-upload/index.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -100,42 +100,30 @@ test('sourceDocumentProblems accepts good documents and names every broken one',
 test('the suite fails sources that break the contract, and does not hang on them', () => {
   const fixture = fileURLToPath(new URL('./fixtures/broken-sources.ts', import.meta.url));
   const started = Date.now();
-  const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=tap', fixture], {
-    encoding: 'utf8',
-    timeout: 60_000,
-    // Without NODE_TEST_CONTEXT, which would make the child report to this runner instead.
-    env: Object.fromEntries(Object.entries({ ...process.env, NODE_NO_WARNINGS: '1' }).filter(([k]) => k !== 'NODE_TEST_CONTEXT')),
-  });
+  const res = failingContractTests(fixture, [
+    ['read() yields at least one document', 'yields'],
+    ['every document has', 'paths'],
+    ['a second read', 'stable'],
+    ['read() stops', 'abort'],
+    ['read() yields no further document', 'midabort'],
+  ], 60_000);
   assert.ok(Date.now() - started < 30_000, 'the broken sources were judged quickly');
   assert.notEqual(res.status, 0, 'the broken sources fail');
-  // "<suite>: <test>" for every failing test. TAP lists a suite's subtests before the suite.
-  const tests: Record<string, string> = {
-    'read() yields at least one document': 'yields',
-    'every document has': 'paths',
-    'a second read': 'stable',
-    'read() stops': 'abort',
-  };
-  const failed: string[] = [];
-  let pending: string[] = [];
-  for (const line of res.stdout.split('\n')) {
-    const sub = /^ {4}not ok \d+ - (.*)$/.exec(line);
-    if (sub) pending.push(Object.entries(tests).find(([prefix]) => sub[1].startsWith(prefix))?.[1] ?? sub[1]);
-    const suite = /^(?:not )?ok \d+ - Source contract: (.*)$/.exec(line);
-    if (suite) {
-      failed.push(...pending.map((t) => `${suite[1]}: ${t}`));
-      pending = [];
-    }
-  }
-  assert.deepEqual(failed.sort(), [
-    'bad-paths: abort',
-    'bad-paths: paths',
-    'empty: abort',
-    'empty: yields',
-    'hangs-when-aborted: abort',
-    'ignores-abort: abort',
-    'unstable: abort',
-    'unstable: stable',
+  assert.deepEqual(res.failed, [
+    'Source bad-paths: abort',
+    'Source bad-paths: midabort',
+    'Source bad-paths: paths',
+    'Source checks-abort-only-at-start: midabort',
+    'Source empty: abort',
+    'Source empty: midabort',
+    'Source empty: yields',
+    'Source hangs-when-aborted: abort',
+    'Source ignores-abort: abort',
+    'Source unstable: abort',
+    'Source unstable: midabort',
+    'Source unstable: stable',
   ]);
+  assert.match(res.stdout, /read\(\) yielded another document after the signal was aborted/);
   assert.match(res.stdout, /neither failed nor finished within 300 ms/);
   assert.match(res.stdout, /the path must not contain a '\.\.' segment/);
   assert.match(res.stdout, /yielded no documents/);
