@@ -80,15 +80,6 @@ export interface Bm25Params {
   mergeRatio: number;
   mergeMaxTokens: number;
   /**
-   * A latent model of the library's sections (core/search/latent.ts: LSI, `latentRank`
-   * directions, learned from their headings and prose at build time): each section the question
-   * touches gains its latent cosine with the question times the best section's score times this
-   * weight, so of sections matching alike, the one about the question's subject as a whole comes
-   * first. 0 = off (and not built).
-   */
-  latentWeight: number;
-  latentRank: number;
-  /**
    * A question word the index does not hold (a spelling or derivation the docs never use:
    * "configurable" where they say "configure") is searched as the index's words sharing its
    * longest prefix (at least `prefixMinLength` letters, or all of the shorter word), at this
@@ -168,8 +159,6 @@ export const DEFAULT_BM25: Bm25Params = {
   parentMaxTokens: 800,
   mergeRatio: 0.35,
   mergeMaxTokens: 800,
-  latentWeight: 0,
-  latentRank: 48,
   prefixWeight: 0.7,
   prefixMinLength: 5,
   pageFusion: 0.5,
@@ -388,7 +377,7 @@ class Searcher {
     return this.take(ord, shown, words, limit);
   }
 
-  /** The sections' scores: BM25F, heading coverage, the latent model, phrases, priors, then the lifts. */
+  /** The sections' scores: BM25F, heading coverage, phrases, priors, then the lifts. */
   private scoreSections(query: string, weighted: readonly WeightedTerm[], queryNos: Int32Array, askedNos: readonly number[]): void {
     const { data, params, scores, before, touched } = this;
     const { bm25 } = data;
@@ -400,7 +389,6 @@ class Searcher {
       weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : bm25.idf[queryNos[k]], params.idfPower - 1)),
     );
     coverHeadings(data.head, this.headAll, touched, scores, askedNos, bm25.idf, params.headingCoverage);
-    if (data.latent) addLatent(data.latent, weighted, touched, scores, params.latentWeight);
     boostPhrases(query, data, (w) => this.view.termNo(w), touched, scores, params.phraseWeight, params.phraseMinTokens);
     if (this.prior) for (const sec of touched) scores[sec] *= this.prior[sec];
     if (this.hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (this.hasCode[sec]) scores[sec] *= 1 + params.codePrior;
@@ -505,23 +493,5 @@ class Searcher {
       }
     }
     return out;
-  }
-}
-
-/**
- * The latent model's re-scoring (latentWeight): each touched section gains its latent cosine
- * with the question x the best section's score x weight.
- */
-function addLatent(latent: NonNullable<IndexData['latent']>, weighted: readonly WeightedTerm[], touched: readonly number[], scores: Float64Array, weight: number): void {
-  const folded = latent.query(
-    weighted.map((q) => q.t),
-    weighted.map((q) => q.w),
-  );
-  if (!folded) return;
-  let best = 0;
-  for (const sec of touched) best = Math.max(best, scores[sec]);
-  for (const sec of touched) {
-    const sim = latent.similarity(folded, sec);
-    if (sim > 0) scores[sec] += weight * best * sim;
   }
 }
