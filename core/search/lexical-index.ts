@@ -10,6 +10,7 @@
  * question's words first.
  */
 import type { Snippet } from '../contracts.ts';
+import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
 import { accumulateBm25f, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
@@ -137,6 +138,13 @@ export interface Bm25Params {
    * where both are words of the library's own prose (core/search/word-split.ts). false = off.
    */
   splitWords: boolean;
+  /**
+   * Vocabulary bridging from the library's own text (core/search/bridge.ts): each asked word
+   * adds the heading words of the sections that use it (a reference entry's name from the words
+   * of its description) at this weight times their association strength. 0 = off.
+   */
+  bridgeWeight: number;
+  bridge: BridgeOptions;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -172,6 +180,8 @@ export const DEFAULT_BM25: Bm25Params = {
   codePrior: 0.03,
   codePriorHowTo: true,
   splitWords: true,
+  bridgeWeight: 0,
+  bridge: DEFAULT_BRIDGE,
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
@@ -333,6 +343,14 @@ class Searcher {
       prefixMinLength: params.prefixMinLength,
       idf: (w) => view.idf(data.bm25, w),
     };
+    if (params.bridgeWeight > 0) {
+      const bridge = new HeadingBridge({ postings: data.bm25, head: data.head }, data.terms, params.bridge);
+      this.expansion.associates = (w) => {
+        const no = view.termNo(w);
+        return no < 0 ? [] : bridge.associates(no).map((a) => ({ t: data.terms[a.no], s: a.s }));
+      };
+      this.expansion.bridgeWeight = params.bridgeWeight;
+    }
     // Heading coverage's denominators.
     this.headAll = params.headingCoverage > 0 ? headNorms(data.head, data.bm25.idf) : new Float64Array(0);
     this.parHeadAll = params.headingCoverage > 0 ? headNorms(data.parHead, data.bm25.idf) : new Float64Array(0);

@@ -6,7 +6,9 @@
  * - general synonyms (core/search/data/vocabulary.json: plain English and general software
  *   vocabulary, the same for every library) at `synonymWeight`;
  * - for a plain question word the library's index does not hold at all, the index words
- *   sharing its longest prefix at `prefixWeight`.
+ *   sharing its longest prefix at `prefixWeight`;
+ * - the heading words mined from the library's own text as associates of a question word
+ *   (core/search/bridge.ts) at `bridgeWeight` times their strength.
  *
  * Each added word is searched once, at the weight of the first source that adds it.
  */
@@ -76,9 +78,12 @@ export interface ExpansionContext {
   prefixMinLength: number;
   /** The sections' idf of an index word (0: not in the index). */
   idf: (w: string) => number;
+  /** Corpus-mined associates of an asked word with their strength in (0, 1] (core/search/bridge.ts; undefined: off). */
+  associates?: (w: string) => ReadonlyArray<{ t: string; s: number }>;
+  bridgeWeight?: number;
 }
 
-/** The asked words (weight 1), then their synonyms and prefix matches. */
+/** The asked words (weight 1), then their synonyms, prefix matches and mined associates. */
 export function expandQuery(query: string, words: readonly string[], ctx: ExpansionContext): WeightedTerm[] {
   const weighted: WeightedTerm[] = words.map((t) => ({ t, w: 1 }));
   const added = new Set(words);
@@ -96,6 +101,8 @@ export function expandQuery(query: string, words: readonly string[], ctx: Expans
       for (const near of nearestByPrefix(ctx.vocabulary, t, ctx.prefixMinLength, PREFIX_MAX_WORDS, ctx.idf)) add(near, ctx.prefixWeight);
     }
   }
+  const bridgeWeight = ctx.bridgeWeight ?? 0;
+  if (ctx.associates && bridgeWeight > 0) for (const t of words) for (const a of ctx.associates(t)) add(a.t, bridgeWeight * a.s);
   return weighted;
 }
 
