@@ -5,7 +5,6 @@
  * openLexicalIndex (lexical-index.ts) searches it without rebuilding anything.
  */
 import { buildBm25fData, type Bm25fData } from './bm25f.ts';
-import { buildLatentModel, DEFAULT_LATENT, type LatentModel } from './latent.ts';
 import type { Bm25Params, FieldName, IndexedSnippet } from './lexical-index.ts';
 import { inlinkCounts, resolveSectionLinks } from './links.ts';
 import { groupSections } from './sections.ts';
@@ -57,8 +56,6 @@ export interface IndexData {
   pageBm25: Bm25fData;
   /** Term numbers of the plain words (letters only), in order (empty when prefixWeight is off). */
   vocab: Int32Array;
-  /** The latent model (latentWeight > 0 only); kept in memory, never written. */
-  latent?: LatentModel;
 }
 
 /** The words of one snippet alone (its title and code names, or its prose). */
@@ -209,10 +206,6 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
   const words = (text: string) => (split ? withHalves(tokenize(text), split) : tokenize(text));
   const dict = new Dictionary();
   const fieldNos = fields.map((docs) => docs.map((toks) => dict.list(toks)));
-  // Headings and prose (with the code's names too, sections sharing boilerplate code came near:
-  // bench:quick mrr@10 0.663 against 0.666).
-  const latent =
-    params.latentWeight > 0 ? buildLatentModel([fields[0], fields[1], fields[3]], { ...DEFAULT_LATENT, rank: params.latentRank }) : undefined;
   const resolved = params.linkWeight > 0 || params.inlinkPrior > 0 ? resolveSectionLinks(sections, snippets).targets : undefined;
   const hasLinks = resolved?.some((t) => t.length > 0) ?? false;
   const links = hasLinks && params.linkWeight > 0 ? resolved! : [];
@@ -335,7 +328,6 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
     parentBm25,
     pageBm25,
     vocab: Int32Array.from(vocab),
-    ...(latent ? { latent } : {}),
   };
 }
 

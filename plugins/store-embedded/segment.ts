@@ -133,7 +133,6 @@ const align8 = (n: number) => (n + 7) & ~7;
  * index numbers them (data.ids).
  */
 export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[], params: Bm25Params): { chunks: Uint8Array[]; checksum: string; size: number } {
-  if (data.latent) throw new Error('A latent model is not written to segments (latentWeight must be 0).');
   if (snippets.length !== data.ids.length) throw new Error('encodeSegment: the snippets do not match the index.');
   const records = snippets.map((s) => Buffer.from(JSON.stringify(s)));
   const snipStart = new Float64Array(records.length + 1);

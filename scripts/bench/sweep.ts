@@ -80,7 +80,7 @@ const DIMS: Dim[] = [
   assemblyDim('maxUnitTokens', 300, 800),
 ];
 // Not searched: maxUnits (at least 5, it cannot change hit@5), the switches (dropFillers,
-// parentMinDepth) and the latent model and proximity (measured on their own, off).
+// parentMinDepth) and proximity (measured on its own, off).
 // maxUnitTokens, mergeMaxTokens and parentMaxTokens are capped at today's 800: a bigger unit
 // "hits" more by being bigger, not by ranking better (docs/benchmark.md).
 

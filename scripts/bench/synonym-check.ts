@@ -1,5 +1,6 @@
 /**
- * Leave-one-out of the general synonym groups (core/search/lexical-index.ts SYNONYM_GROUPS) by
+ * Leave-one-out of the general synonym groups (core/search/data/vocabulary.json, as
+ * core/search/query-terms.ts SYNONYM_GROUPS reads them) by
  * half of the questions (issue 22's validation discipline): for each group, the questions one
  * of whose words is in it are asked again without it, and the figures of half A (tuned on) and
  * half B (validation) compared with the full list. A group is kept when the questions give no
@@ -13,7 +14,8 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY } from '../../core/context-assembly.ts';
 import { computeIndexData } from '../../core/search/index-data.ts';
-import { DEFAULT_BM25, openLexicalIndex, SYNONYM_GROUPS, synonymMap } from '../../core/search/lexical-index.ts';
+import { DEFAULT_BM25, openLexicalIndex } from '../../core/search/lexical-index.ts';
+import { SYNONYM_GROUPS, synonymMap } from '../../core/search/query-terms.ts';
 import { tokenize } from '../../core/search/tokenize.ts';
 import { byHalf } from './halves.ts';
 import type { Metrics } from './metrics.ts';

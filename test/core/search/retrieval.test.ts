@@ -4,7 +4,8 @@ import type { SearchHit, StoredSnippet } from '../../../core/contracts.ts';
 import { assembleContext, DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
 import { toContextJson, toContextText } from '../../../core/query.ts';
 import { buildBm25f } from '../../../core/search/bm25f.ts';
-import { buildLexicalIndex, DEFAULT_BM25, nearestByPrefix } from '../../../core/search/lexical-index.ts';
+import { buildLexicalIndex, DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
+import { nearestByPrefix } from '../../../core/search/query-terms.ts';
 import { groupSections } from '../../../core/search/sections.ts';
 import { codeIdentifiers, splitIdentifier, stem, tokenize } from '../../../core/search/tokenize.ts';
 
