@@ -3,7 +3,10 @@
  * network.
  *
  * - `runSource`: run a Source the way the kernel does and collect its documents, logs, progress.
- * - `runSourceContract`, `runStoreContract`: reusable node:test suites every Source / Store runs.
+ * - `runSourceContract`, `runStoreContract`: reusable node:test suites every Source / Store runs;
+ *   a store written one role at a time runs that role's suite (`runCatalogStoreContract`, `runBuildStoreContract`,
+ *   `runJobStoreContract`, `runApiKeyStoreContract`, `runSessionStoreContract`, `runAuditStoreContract`,
+ *   `runSettingsStoreContract`).
  * - `MemoryStore`: the whole Store contract in memory.
  * - `createFakeFetch`, `createFakeEmbedder`, `createFakeClock`, `createTestLogger`: fake services.
  */
