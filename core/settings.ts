@@ -1,12 +1,11 @@
 /**
- * Persisted server settings, kept in the Store (`getSetting`/`setSetting`): the access policy,
- * `mcp.requireKey`, the anonymous permissions, the upload limits, and the model providers and git tokens (secrets
+ * Persisted server settings, kept in the Store (`getSetting`/`setSetting`; the access policy's
+ * setting is read and written by server/access/policy.ts): `mcp.requireKey`, the anonymous permissions, the upload limits, and the model providers and git tokens (secrets
  * sealed; shapes and rules in core/provider-settings.ts). Plain functions over a Store, so the server, the CLI and the MCP endpoint
  * read the same values.
  */
 import type { Store } from './contracts.ts';
 import { RefdeskError } from './errors.ts';
-import { POLICY_SETTING, normalizePolicy, type Policy } from './policy.ts';
 import type { SecretBox } from './secrets.ts';
 import type { GitCredentials } from './git-credentials.ts';
 import {
@@ -34,14 +33,6 @@ export async function getMcpRequireKey(store: Store): Promise<boolean> {
 export async function setMcpRequireKey(store: Store, value: boolean): Promise<void> {
   if (typeof value !== 'boolean') throw new RefdeskError('invalid_request', `${MCP_REQUIRE_KEY} is true or false.`);
   await store.setSetting(MCP_REQUIRE_KEY, value);
-}
-
-export async function getPolicy(store: Store): Promise<Policy> {
-  return normalizePolicy(await store.getSetting(POLICY_SETTING));
-}
-
-export async function setPolicy(store: Store, policy: Policy): Promise<void> {
-  await store.setSetting(POLICY_SETTING, policy);
 }
 
 /** What the operator may open to anonymous callers (each Off by default). */

@@ -4,9 +4,9 @@
  * key itself is shown once, when it is created.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { ApiKeyRecord, ApiKeyRole, Store } from './contracts.ts';
-import { RefdeskError } from './errors.ts';
-import { API_KEY_ROLES } from './store-admin-rules.ts';
+import type { ApiKeyRecord, ApiKeyRole, Store } from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { API_KEY_ROLES } from '../../core/store-admin-rules.ts';
 
 export const API_KEY_PREFIX = 'rdk_';
 const KEY_RE = /^rdk_[A-Za-z0-9_-]{43}$/;
