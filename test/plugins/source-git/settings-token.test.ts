@@ -6,40 +6,14 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { Kernel } from '../../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { patchSettings } from '../../../core/settings.ts';
-import { gitFixture, type GitFixture } from './helpers.ts';
+import { gitFixture, gitWrapper, type GitFixture } from './helpers.ts';
 import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../../helpers/test-kernel.ts';
 
 const TOKEN = 'glpat-SettingsTokenSecret-7788';
-
-function gitWrapper(): { record: string; restore(): void } {
-  // A `git` first on PATH that records every argv, then runs the real git.
-  const bin = mkdtempSync(join(tmpdir(), 'refdesk-git-argv-'));
-  const record = join(bin, 'argv.log');
-  const real = (process.env.PATH ?? '').split(':').map((d) => join(d, 'git')).find((p) => {
-    try {
-      return readFileSync(p).length > 0;
-    } catch {
-      return false;
-    }
-  })!;
-  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${record}'\nexec '${real}' "$@"\n`);
-  chmodSync(join(bin, 'git'), 0o755);
-  const oldPath = process.env.PATH;
-  process.env.PATH = `${bin}:${oldPath}`;
-  return {
-    record,
-    restore() {
-      process.env.PATH = oldPath;
-      rmSync(bin, { recursive: true, force: true });
-    },
-  };
-}
 
 describe('git tokens from the settings', () => {
   let fx: GitFixture;
