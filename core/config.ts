@@ -14,7 +14,6 @@ import { KERNEL_VERSION } from './version.ts';
 import { validate } from './validate.ts';
 import { pluginOptionsError } from './plugin-options.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
-import type { RateLimitConfig } from './rate-limit.ts';
 
 const ROLES: readonly Role[] = ['source', 'chunker', 'llm', 'embedder', 'reranker', 'store'];
 
@@ -22,6 +21,19 @@ export interface PluginEntry {
   use: string;
   enabled?: boolean;
   options?: Record<string, Record<string, unknown>>;
+}
+
+/** Config `rateLimits` (enforced by server/access/rate-limit.ts). */
+export interface RateLimitRule {
+  /** Requests allowed per window. */
+  requests: number;
+}
+
+export interface RateLimitConfig {
+  windowSeconds: number;
+  anonymous: RateLimitRule;
+  defaultPlan: string;
+  plans: Record<string, RateLimitRule>;
 }
 
 export interface RefdeskConfig {

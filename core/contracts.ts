@@ -464,24 +464,49 @@ export interface ApiKeyInput {
 }
 
 /**
- * The Store keeps the catalog, versions, snippets, jobs and their logs.
+ * The Store keeps the catalog, versions, snippets, jobs and their logs, and the operator's data
+ * (API keys, the admin account and its sessions, the audit log, settings). It is split by role,
+ * so a store can be written (and tested: core/testing/store-contracts/) one role at a time and
+ * a part of the system can depend on the one role it uses (core/di-tokens.ts `StoreTokens`):
  *
- * Builds: a (library, version) is rebuilt by `beginBuild`, any number of `addSnippets`, then
- * `finalizeBuild`, which atomically makes the new build the served one and drops the old one.
- * Until then the previous build keeps being served. `failBuild` (or a crash) discards the
- * staged snippets and leaves the served build untouched. `open()` (for writing) discards builds
- * left unfinished by a crash and returns the jobs that were running to `queued` (with a line in
- * their log), so the server runs every unfinished job again; a rerun replaces the half-written
- * build. `interrupted` remains a valid state for records written by older versions.
+ * | role             | interface       | holds                                                 |
+ * | ---------------- | --------------- | ----------------------------------------------------- |
+ * | lifecycle        | StoreLifecycle  | open, close                                           |
+ * | catalog          | CatalogStore    | libraries, their versions, renames (aliases)          |
+ * | builds, snippets | BuildStore      | builds, snippets, documents, search, index segments  |
+ * | jobs             | JobStore        | the job queue, claims, job logs                       |
+ * | keys             | ApiKeyStore     | API key records (hashes only)                         |
+ * | sessions         | SessionStore    | the admin account and its sessions                    |
+ * | audit            | AuditStore      | the audit log                                         |
+ * | settings         | SettingsStore   | settings (the access policy is one of them)           |
  *
- * Durability: every method that resolves has made its change durable, except `addSnippets`
- * and `appendJobLog`, which may be batched until the next durable call.
+ * The roles are not independent tables: a library's state and totals come from its builds and
+ * jobs, and deleting or renaming a library takes its builds and jobs with it. One store
+ * implements all of them over one database.
+ *
+ * Durability: every method that resolves has made its change durable, except the ones whose
+ * TSDoc says they may be batched (`addSnippets`, `addDocuments`, `appendJobLog`, a session touch,
+ * `appendAudit`), which become durable with the next durable call.
  */
-export interface Store {
+export interface Store extends StoreLifecycle, CatalogStore, BuildStore, JobStore, ApiKeyStore, SessionStore, AuditStore, SettingsStore {}
+
+/** The store's names for its roles (core/di-tokens.ts has a DI token per role). */
+export type StoreRole = 'catalog' | 'builds' | 'jobs' | 'apiKeys' | 'sessions' | 'audit' | 'settings';
+
+/**
+ * Opening and closing the store. `open()` (for writing) discards builds left unfinished by a
+ * crash and returns the jobs that were running to `queued` (with a line in their log), so the
+ * server runs every unfinished job again; a rerun replaces the half-written build. `interrupted`
+ * remains a valid job state for records written by older versions.
+ */
+export interface StoreLifecycle {
   open(): Promise<void>;
   /** Flushes and releases the store; further calls fail. */
   close(): Promise<void>;
+}
 
+/** The library catalog: libraries, their versions, and the aliases renames leave behind. */
+export interface CatalogStore {
   /** Creates the library, or updates its descriptive fields if it exists (keeps builds). */
   upsertLibrary(input: LibraryInput): Promise<LibraryRecord>;
   getLibrary(id: string): Promise<LibraryRecord | null>;
@@ -495,14 +520,31 @@ export interface Store {
    * version: no served build, no build and no job) is unknown.
    */
   deleteLibrary(id: string, version?: string): Promise<boolean>;
+  /**
+   * Moves a library (its versions, builds, snippets and jobs) to a new ID and records the old
+   * ID as an alias of the new one; aliases that pointed at the old ID follow. Refuses an unknown
+   * old ID (`library_not_found`) and a new ID already in use (`already_exists`).
+   */
+  renameLibrary(oldId: string, newId: string): Promise<LibraryRecord>;
+  /** The library ID an old (renamed) ID now points to, or null when it is not an alias. */
+  resolveLibraryAlias(id: string): Promise<string | null>;
 
   getVersion(libraryId: string, version: string): Promise<VersionRecord | null>;
   listVersions(libraryId: string): Promise<VersionRecord[]>;
+}
 
+/**
+ * Builds and their snippets. A (library, version) is rebuilt by `beginBuild`, any number of
+ * `addSnippets`, then `finalizeBuild`, which atomically makes the new build the served one and
+ * drops the old one. Until then the previous build keeps being served. `failBuild` (or a crash)
+ * discards the staged snippets and leaves the served build untouched.
+ */
+export interface BuildStore {
   /** Starts a new build; the library must exist. Returns the build id. */
   beginBuild(libraryId: string, version: string, jobId: string | null): Promise<string>;
+  /** Stages snippets in document order (may be batched until the next durable call). */
   addSnippets(buildId: string, snippets: Snippet[]): Promise<void>;
-  /** Records documents of a staged build (same path again replaces the record). */
+  /** Records documents of a staged build (same path again replaces the record; may be batched). */
   addDocuments(buildId: string, documents: BuildDocument[]): Promise<void>;
   /**
    * The document records of the served build of a version, by path; an empty map when the
@@ -526,7 +568,10 @@ export interface Store {
    * which repairs it.
    */
   segmentFile?(libraryId: string, version: string): Promise<SegmentFileRef | null>;
+}
 
+/** The job queue: ingest jobs, their claims by runners, and their logs. */
+export interface JobStore {
   createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord>;
   updateJob(
     id: string,
@@ -539,16 +584,15 @@ export interface Store {
    * caller must then not run it. Durable when it resolves.
    */
   claimJob(id: string): Promise<JobRecord | null>;
+  /** Appends a line to the job's log (may be batched until the next durable call). */
   appendJobLog(id: string, level: LogLevel, message: string): Promise<void>;
   getJob(id: string): Promise<JobRecord | null>;
   getJobLog(id: string): Promise<JobLogLine[]>;
   listJobs(filter?: { libraryId?: string; state?: JobState; limit?: number }): Promise<JobRecord[]>;
+}
 
-  /** A persisted setting (any JSON value), or undefined when it was never set. */
-  getSetting(key: string): Promise<unknown>;
-  /** Stores a JSON value under the key; `undefined` removes it. Durable when it resolves. */
-  setSetting(key: string, value: unknown): Promise<void>;
-
+/** API key records (server/access/api-keys.ts makes and checks the keys themselves). */
+export interface ApiKeyStore {
   /** Stores a new API key record; an id or hash already stored is refused (`already_exists`). */
   createApiKey(input: ApiKeyInput): Promise<ApiKeyRecord>;
   /** The key record whose hash this is (revoked ones included), or null. */
@@ -557,18 +601,10 @@ export interface Store {
   listApiKeys(): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked (idempotent); null when the id is unknown. */
   revokeApiKey(id: string): Promise<ApiKeyRecord | null>;
+}
 
-  /**
-   * Moves a library (its versions, builds, snippets and jobs) to a new ID and records the old
-   * ID as an alias of the new one; aliases that pointed at the old ID follow. Refuses an unknown
-   * old ID (`library_not_found`) and a new ID already in use (`already_exists`).
-   */
-  renameLibrary(oldId: string, newId: string): Promise<LibraryRecord>;
-  /** The library ID an old (renamed) ID now points to, or null when it is not an alias. */
-  resolveLibraryAlias(id: string): Promise<string | null>;
-
-  // The admin account, its sessions and the audit log (server/auth/, server/audit.ts).
-
+/** The admin account and its sessions (server/auth/). */
+export interface SessionStore {
   /** The admin account, or null while it still has the factory credentials (never changed). */
   getAdminAccount(): Promise<AdminAccountRecord | null>;
   /** Replaces the admin account (there is one); null returns it to the factory credentials. Durable when it resolves. */
@@ -584,10 +620,22 @@ export interface Store {
   updateSession(idHash: string, patch: { username?: string; mustChangeCredentials?: boolean; lastSeenAt?: string }): Promise<void>;
   /** Removes one session (`idHash`), or every session but `exceptIdHash` (null: all). Durable. Returns how many. */
   deleteSessions(which: { idHash: string } | { exceptIdHash: string | null }): Promise<number>;
+}
+
+/** The audit log (server/audit.ts). */
+export interface AuditStore {
   /** Appends an audit entry (may be batched until the next durable call); returns it with its id. */
   appendAudit(entry: AuditEntryInput): Promise<AuditEntry>;
   /** Audit entries newest first: at most `limit`, with an id below `before` when given. */
   listAudit(query: { limit: number; before?: number }): Promise<AuditEntry[]>;
+}
+
+/** Persisted settings: JSON values by key (core/settings.ts gives them their meaning). */
+export interface SettingsStore {
+  /** A persisted setting (any JSON value), or undefined when it was never set. */
+  getSetting(key: string): Promise<unknown>;
+  /** Stores a JSON value under the key; `undefined` removes it. Durable when it resolves. */
+  setSetting(key: string, value: unknown): Promise<void>;
 }
 
 /** The one admin account once its factory credentials were changed. */

@@ -8,7 +8,7 @@ import { Providers, type EmbedderConnector, type LlmConnector } from './provider
 import type { AnyDefinition, SourceDefinition } from './define.ts';
 import { loadConfig, type LoadedConfig, type LoadedDefinition, type RefdeskConfig } from './config.ts';
 import { ConfigError } from './errors.ts';
-import { Tokens } from './di-tokens.ts';
+import { registerStore, Tokens } from './di-tokens.ts';
 import { dataDirSecretBox, type SecretBox } from './secrets.ts';
 import { settingsGitCredentials } from './settings.ts';
 import { createConsoleLogger, systemClock } from './services.ts';
@@ -99,7 +99,7 @@ export async function buildKernel(loaded: LoadedConfig, services: KernelServices
   };
 
   const store = await make<Store>(definitions.get('store')!.get(config.slots.store)!);
-  container.registerInstance(Tokens.Store, store);
+  registerStore(container, store);
   const kernel = new Kernel(config, file, container, store, logger, clock, services.env);
   container.registerInstance(Tokens.GitCredentials, settingsGitCredentials(store, kernel.secrets));
 

@@ -1,12 +1,11 @@
 /**
- * Persisted server settings, kept in the Store (`getSetting`/`setSetting`): the access policy,
- * `mcp.requireKey`, the anonymous permissions, the upload limits, and the model providers and git tokens (secrets
- * sealed; shapes and rules in core/provider-settings.ts). Plain functions over a Store, so the server, the CLI and the MCP endpoint
+ * Persisted server settings, kept in the Store (`getSetting`/`setSetting`; the access policy's
+ * setting is read and written by server/access/policy.ts): `mcp.requireKey`, the anonymous permissions, the upload limits, and the model providers and git tokens (secrets
+ * sealed; shapes and rules in core/provider-settings.ts). Plain functions over the Store's settings role (SettingsStore), so the server, the CLI and the MCP endpoint
  * read the same values.
  */
-import type { Store } from './contracts.ts';
+import type { SettingsStore } from './contracts.ts';
 import { RefdeskError } from './errors.ts';
-import { POLICY_SETTING, normalizePolicy, type Policy } from './policy.ts';
 import type { SecretBox } from './secrets.ts';
 import type { GitCredentials } from './git-credentials.ts';
 import {
@@ -27,21 +26,13 @@ import {
 /** Whether the MCP endpoint refuses requests without an API key (default false). */
 export const MCP_REQUIRE_KEY = 'mcp.requireKey';
 
-export async function getMcpRequireKey(store: Store): Promise<boolean> {
+export async function getMcpRequireKey(store: SettingsStore): Promise<boolean> {
   return (await store.getSetting(MCP_REQUIRE_KEY)) === true;
 }
 
-export async function setMcpRequireKey(store: Store, value: boolean): Promise<void> {
+export async function setMcpRequireKey(store: SettingsStore, value: boolean): Promise<void> {
   if (typeof value !== 'boolean') throw new RefdeskError('invalid_request', `${MCP_REQUIRE_KEY} is true or false.`);
   await store.setSetting(MCP_REQUIRE_KEY, value);
-}
-
-export async function getPolicy(store: Store): Promise<Policy> {
-  return normalizePolicy(await store.getSetting(POLICY_SETTING));
-}
-
-export async function setPolicy(store: Store, policy: Policy): Promise<void> {
-  await store.setSetting(POLICY_SETTING, policy);
 }
 
 /** What the operator may open to anonymous callers (each Off by default). */
@@ -50,7 +41,7 @@ export type AnonymousPermission = (typeof ANONYMOUS_PERMISSIONS)[number];
 export const ANONYMOUS_SETTING = 'anonymous';
 
 /** The anonymous permissions as stored (setting `anonymous`), every one false unless set true. */
-export async function getAnonymousPermissions(store: Store): Promise<Record<AnonymousPermission, boolean>> {
+export async function getAnonymousPermissions(store: SettingsStore): Promise<Record<AnonymousPermission, boolean>> {
   const raw = await store.getSetting(ANONYMOUS_SETTING);
   const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
   return Object.fromEntries(ANONYMOUS_PERMISSIONS.map((p) => [p, obj[p] === true])) as Record<AnonymousPermission, boolean>;
@@ -65,7 +56,7 @@ export interface UploadLimits {
 }
 
 /** The upload limits the settings hold (null: not set, the config's value applies). */
-export async function getStoredUploadLimits(store: Store): Promise<{ maxBytes: number | null; maxFiles: number | null }> {
+export async function getStoredUploadLimits(store: SettingsStore): Promise<{ maxBytes: number | null; maxFiles: number | null }> {
   const raw = await store.getSetting(UPLOADS_SETTING);
   const obj = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
   const limit = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : null);
@@ -73,7 +64,7 @@ export async function getStoredUploadLimits(store: Store): Promise<{ maxBytes: n
 }
 
 /** The upload limits in force: each one from the settings when set there, else from `defaults` (the config). */
-export async function getUploadLimits(store: Store, defaults: UploadLimits): Promise<UploadLimits> {
+export async function getUploadLimits(store: SettingsStore, defaults: UploadLimits): Promise<UploadLimits> {
   const stored = await getStoredUploadLimits(store);
   return { maxBytes: stored.maxBytes ?? defaults.maxBytes, maxFiles: stored.maxFiles ?? defaults.maxFiles };
 }
@@ -92,7 +83,7 @@ function objectSetting<T>(raw: unknown): T {
 }
 
 /** The provider and git sections as stored (keys sealed). */
-export async function getStoredProviderSettings(store: Store): Promise<StoredProviderSettings> {
+export async function getStoredProviderSettings(store: SettingsStore): Promise<StoredProviderSettings> {
   return {
     llm: objectSetting<StoredProviderSettings['llm']>(await store.getSetting(LLM_SETTING)),
     embedding: objectSetting<StoredProviderSettings['embedding']>(await store.getSetting(EMBEDDING_SETTING)),
@@ -101,7 +92,7 @@ export async function getStoredProviderSettings(store: Store): Promise<StoredPro
 }
 
 /** Every setting an admin sees: secrets as {set, last4}, never their values. */
-export async function getSettingsView(store: Store, box: SecretBox): Promise<Record<string, unknown>> {
+export async function getSettingsView(store: SettingsStore, box: SecretBox): Promise<Record<string, unknown>> {
   const stored = await getStoredProviderSettings(store);
   let effective: Record<string, unknown>;
   try {
@@ -131,7 +122,7 @@ export interface SettingsChange {
  * Applies a change (validated: 400 naming the field; unknown fields refused). Secrets are sealed
  * before they reach the Store. Readers see the change at once (they read the Store per use).
  */
-export async function patchSettings(store: Store, box: SecretBox, body: unknown): Promise<SettingsChange> {
+export async function patchSettings(store: SettingsStore, box: SecretBox, body: unknown): Promise<SettingsChange> {
   const patch = validateSettingsPatch(body);
   const stored = await getStoredProviderSettings(store);
   const merged = mergeSettings(stored, patch, box);
@@ -166,14 +157,14 @@ export async function patchSettings(store: Store, box: SecretBox, body: unknown)
   return change;
 }
 
-const providerListeners = new WeakMap<Store, Set<(change: SettingsChange) => unknown>>();
+const providerListeners = new WeakMap<SettingsStore, Set<(change: SettingsChange) => unknown>>();
 
 /**
  * Calls `fn` after each patchSettings on this store that changed the provider settings (the
  * server makes its clients again and queues embedding jobs); awaited, its failure ignored.
  * Returns the function that removes it.
  */
-export function onProviderSettingsPatched(store: Store, fn: (change: SettingsChange) => unknown): () => void {
+export function onProviderSettingsPatched(store: SettingsStore, fn: (change: SettingsChange) => unknown): () => void {
   let set = providerListeners.get(store);
   if (!set) providerListeners.set(store, (set = new Set()));
   set.add(fn);
@@ -185,7 +176,7 @@ export function onProviderSettingsPatched(store: Store, fn: (change: SettingsCha
  * read the settings again (the next query uses the new LLM or embedder, no restart). The settings
  * route and the web UI's settings page both call this.
  */
-export async function applySettingsPatch(kernel: { store: Store; secrets: SecretBox; providers: { invalidate(): void } }, body: unknown): Promise<SettingsChange> {
+export async function applySettingsPatch(kernel: { store: SettingsStore; secrets: SecretBox; providers: { invalidate(): void } }, body: unknown): Promise<SettingsChange> {
   try {
     return await patchSettings(kernel.store, kernel.secrets, body);
   } finally {
@@ -194,12 +185,12 @@ export async function applySettingsPatch(kernel: { store: Store; secrets: Secret
 }
 
 /** The effective LLM and embedding endpoints from the stored settings (keys opened in memory). */
-export async function getResolvedProviders(store: Store, box: SecretBox): Promise<ResolvedProviders> {
+export async function getResolvedProviders(store: SettingsStore, box: SecretBox): Promise<ResolvedProviders> {
   return resolveProviders(openProviderSettings(await getStoredProviderSettings(store), box));
 }
 
 /** Git tokens from the settings, read at each use (a change applies to the next clone). */
-export function settingsGitCredentials(store: Store, box: SecretBox): GitCredentials {
+export function settingsGitCredentials(store: SettingsStore, box: SecretBox): GitCredentials {
   return {
     async tokenFor(url) {
       return gitTokenFor(objectSetting<StoredGit>(await store.getSetting(GIT_SETTING)), box, url);

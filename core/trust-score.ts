@@ -1,7 +1,7 @@
 /**
  * The trust score (an integer 0-10) of a library: how far a reader can trust that its
  * documentation is the project's own, used, current and complete. The `minTrustScore` policy
- * filter (core/policy.ts) and library search (core/library-search.ts) rely on it. One pure
+ * filter (server/access/policy.ts) and library search (core/library-search.ts) rely on it. One pure
  * function, computed by the kernel when a build of the default version is finalized; the formula
  * is documented in docs/library-scores.md. Four parts, summed and rounded:
  *

@@ -6,7 +6,7 @@
 import type { ApiKeyRecord, ApiKeyRole, RuntimeEnv } from '../core/contracts.ts';
 import type { Kernel } from '../core/kernel.ts';
 import { RefdeskError } from '../core/errors.ts';
-import { createApiKey } from '../core/api-keys.ts';
+import { createApiKey } from './access/api-keys.ts';
 import { readDataLock } from '../core/data-lock.ts';
 import { adminAuthHeaders } from './auth/local-files.ts';
 import { resetAdminAccount } from './auth/reset.ts';

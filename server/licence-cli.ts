@@ -16,7 +16,7 @@ import {
   signLicence,
   verifyLicence,
   LicenceKeyError,
-} from '../core/licence.ts';
+} from './licence-keys.ts';
 import { trialUrl, trustedIssuers } from './licence.ts';
 
 export const LICENSE_USAGE = `Usage: refdesk license <command> [options]

@@ -24,7 +24,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { addDays, signLicence, type IssuerKeyPair } from '../core/licence.ts';
+import { addDays, signLicence, type IssuerKeyPair } from './licence-keys.ts';
 import { RefdeskError } from '../core/errors.ts';
 import type { TrialMailer } from './licence-issuer-mail.ts';
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { addDays, generateIssuerKeyPair, parseIssuerPrivateKey, privateKeyPem, signLicence, type IssuerKeyPair } from '../core/licence.ts';
+import { addDays, generateIssuerKeyPair, parseIssuerPrivateKey, privateKeyPem, signLicence, type IssuerKeyPair } from './licence-keys.ts';
 
 export interface LicenceEnv {
   LICENSE_KEY: string;

@@ -13,7 +13,7 @@ import {
   type LicencePayload,
   type LicenceState,
   type LicenceStatus,
-} from '../core/licence.ts';
+} from './licence-keys.ts';
 import { RefdeskError } from '../core/errors.ts';
 import type { LicenceView } from './access.ts';
 

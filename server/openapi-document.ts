@@ -3,7 +3,7 @@
  * relative to the server URL `/api` (as Context7's are), so a client generated from it calls
  * `<base>/api/v2/context`.
  */
-import { POLICY_PATCH_SCHEMA, SOURCE_TYPES } from '../core/policy.ts';
+import { POLICY_PATCH_SCHEMA, SOURCE_TYPES } from './access/policy.ts';
 import { KERNEL_VERSION } from '../core/version.ts';
 
 type Json = Record<string, unknown>;

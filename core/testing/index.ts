@@ -6,7 +6,10 @@
  *   validates them), wired with fakes for Fetch, Logger, Clock, Store, Env, Providers.
  * - `runSource`: run a Source the way the kernel does and collect its documents, logs, progress.
  * - Contract suites (node:test) every implementation runs: `runSourceContract`,
- *   `runChunkerContract`, `runEmbedderContract`, `runRerankerContract`, `runStoreContract`.
+ *   `runChunkerContract`, `runEmbedderContract`, `runRerankerContract`, `runStoreContract`; a
+ *   store written one role at a time runs that role's suite (`runCatalogStoreContract`,
+ *   `runBuildStoreContract`, `runJobStoreContract`, `runApiKeyStoreContract`,
+ *   `runSessionStoreContract`, `runAuditStoreContract`, `runSettingsStoreContract`).
  * - `MemoryStore`: the whole Store contract in memory.
  * - `createFakeFetch`, `createFakeEmbedder`, `createFakeClock`, `createTestLogger`,
  *   `FakeProviders`: fake services.

@@ -78,3 +78,13 @@ export function strOrNull(v: SqlValue | undefined): string | null {
 export function num(v: SqlValue | undefined): number {
   return typeof v === 'number' ? v : v == null ? 0 : Number(v);
 }
+
+/** A JSON column parsed, or `fallback` when it is not a string or not JSON. */
+export function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== 'string') return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}

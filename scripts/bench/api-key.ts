@@ -1,5 +1,5 @@
 import type { Kernel } from '../../core/kernel.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createApiKey } from '../../server/access/api-keys.ts';
 
 /**
  * A key of the most generous configured plan, for benchmark clients: they ask like a client of

@@ -5,7 +5,7 @@
  * methods, headers, framing, dropped connections). Same seed, same requests.
  */
 import { openApiDocument } from '../../server/openapi-document.ts';
-import { POLICY_PATCH_SCHEMA } from '../../core/policy.ts';
+import { POLICY_PATCH_SCHEMA } from '../../server/access/policy.ts';
 
 export interface FuzzRequest {
   method: string;

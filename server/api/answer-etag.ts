@@ -23,8 +23,7 @@
  * time), which the route searches instead of reading the catalog a second time.
  */
 import { createHash } from 'node:crypto';
-import { decide, type Policy } from '../../core/policy.ts';
-import { getPolicy } from '../../core/settings.ts';
+import { decide, getPolicy, type Policy } from '../access/policy.ts';
 import { vectorsTag } from '../../core/vectors.ts';
 import { formatLibraryId, type LibraryId } from '../../core/library-id.ts';
 import { resolveLibraryId } from '../../core/library-resolve.ts';

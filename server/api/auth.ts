@@ -5,7 +5,7 @@
  */
 import type { ApiKeyRecord, Store } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { hashApiKey, isWellFormedApiKey } from '../../core/api-keys.ts';
+import { hashApiKey, isWellFormedApiKey } from '../access/api-keys.ts';
 
 export type Principal =
   | { kind: 'anonymous'; /** The client's address: the anonymous rate-limit bucket. */ client: string }

@@ -9,7 +9,7 @@
  *                                              never blocked by an expired licence)
  *
  * A library ID is its slash path (`/api/libraries/owner/repo`). Reading is public like search:
- * callers that are not admins see the libraries the access policy shows them (core/policy.ts),
+ * callers that are not admins see the libraries the access policy shows them (server/access/policy.ts),
  * admins see every library. The work is in server/api/library-views.ts, which the web UI's
  * pages call too.
  */

@@ -7,7 +7,7 @@
  * Secret fields are write-only: empty keeps the stored value, "remove" sends null.
  */
 import { ANONYMOUS_PERMISSIONS } from '../../core/settings.ts';
-import { SOURCE_TYPES } from '../../core/policy.ts';
+import { SOURCE_TYPES } from '../access/policy.ts';
 import type { StoredGitHost } from '../../core/provider-settings.ts';
 
 export type Form = Record<string, string>;

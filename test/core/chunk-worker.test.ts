@@ -5,17 +5,15 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
+import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
-import { createTestLogger } from '../../core/testing/index.ts';
 import { CHUNK_WORKER_MIN_CHARS, chunkDocument, chunkWorkerOf } from '../../core/chunk-worker.ts';
+import { openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
+let tk: TestKernel;
 let kernel: Kernel;
 
 /** A long page: many sections, code and prose (well over CHUNK_WORKER_MIN_CHARS). */
@@ -29,28 +27,14 @@ function largePage(seed: string): string {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'refdesk-chunk-worker-'));
-  const config = join(dir, 'refdesk.yaml');
-  writeFileSync(
-    config,
-    [
-      'plugins:',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-      '    options:',
-      '      markdown:',
-      '        maxInfoTokens: 120',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
-      '',
-    ].join('\n'),
-  );
-  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: createTestLogger() });
-  await kernel.open();
+  tk = await openTestKernel({
+    prefix: 'refdesk-chunk-worker-',
+    plugins: ['plugins/store-embedded', { use: 'plugins/chunker-markdown', options: { markdown: { maxInfoTokens: 120 } } }, 'plugins/source-upload'],
+    mode: 'server',
+  });
+  ({ dir, kernel } = tk);
 });
-after(async () => {
-  await kernel?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => tk?.close());
 
 test('a large document is chunked in the worker thread into the snippets the main thread makes; a small one stays here', async () => {
   const doc = { path: 'guide.md', format: 'markdown', content: largePage('widget') };

@@ -4,43 +4,29 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
+import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
-import { createTestLogger } from '../../core/testing/index.ts';
 import { JobLogWriter, jobLogPath, pruneJobLogs, readJobLog, type JobLogEntry } from '../../core/job-log.ts';
 import { JobRunner } from '../../server/job-runner.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'glpat-JobLogPlantedSecret-0123456789';
 let dir: string;
+let tk: TestKernel;
 let kernel: Kernel;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'refdesk-job-log-'));
-  const config = join(dir, 'refdesk.yaml');
-  writeFileSync(
-    config,
-    [
-      'plugins:',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'test/fixtures/logging-source.ts'))}`,
-      'jobs:',
-      '  logRetentionDays: 7',
-      '',
-    ].join('\n'),
-  );
-  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: createTestLogger() });
-  await kernel.open();
+  tk = await openTestKernel({
+    prefix: 'refdesk-job-log-',
+    plugins: [...BASE_PLUGINS, 'test/fixtures/logging-source.ts'],
+    sections: { jobs: { logRetentionDays: 7 } },
+    mode: 'server',
+  });
+  ({ dir, kernel } = tk);
 });
-after(async () => {
-  await kernel?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => tk?.close());
 
 test('lines are written in batches, as JSON lines numbered from 1; a second writer of the same job continues the numbering', async () => {
   const data = join(dir, 'batch');

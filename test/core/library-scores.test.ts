@@ -1,20 +1,17 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
+import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { markdownMeta } from '../../core/readme-meta.ts';
 import { selfRetrievalScore } from '../../core/self-retrieval.ts';
 import { trustParts, trustScore, type TrustInputs } from '../../core/trust-score.ts';
-import { createTestLogger } from '../../core/testing/index.ts';
 import { MemoryStore } from '../../core/testing/memory-store.ts';
 import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NOW = new Date('2026-06-01T00:00:00Z');
 const base: TrustInputs = { sourceKind: 'git', now: NOW, documents: 40, skippedDocuments: 0, snippets: 300 };
 
@@ -60,28 +57,14 @@ describe("markdownMeta: a README's H1 and first paragraph", () => {
 
 describe('library metadata and scores through the kernel (upload source, embedded store)', () => {
   let dir: string;
+  let tk: TestKernel;
   let kernel: Kernel;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'refdesk-scores-'));
-    const config = join(dir, 'refdesk.yaml');
-    writeFileSync(
-      config,
-      [
-        'plugins:',
-        `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-        `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-        `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
-        '',
-      ].join('\n'),
-    );
-    kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'writer' }, logger: createTestLogger() });
-    await kernel.open();
+    tk = await openTestKernel({ prefix: 'refdesk-scores-', plugins: [...BASE_PLUGINS, 'plugins/source-upload'] });
+    ({ dir, kernel } = tk);
   });
-  after(async () => {
-    await kernel?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => tk?.close());
 
   const folder = (name: string, files: Record<string, string>) => {
     const path = join(dir, name);

@@ -1,17 +1,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
+import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
-import { createTestLogger } from '../../core/testing/index.ts';
 import { definePlugin, defineSource } from '../../core/define.ts';
 import type { SourceContext, SourceDocument } from '../../core/contracts.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
+let tk: TestKernel;
 let kernel: Kernel;
 
 // A source whose documents the test controls, and which records what the kernel told it.
@@ -20,26 +18,14 @@ const seenPrevious: Array<Map<string, unknown>> = [];
 let markUnchanged = false;
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'refdesk-refresh-'));
-  const config = join(dir, 'refdesk.yaml');
-  writeFileSync(
-    config,
-    [
-      'plugins:',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'test/core/scripted-source.ts'))}`,
-      '',
-    ].join('\n'),
-  );
-  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: createTestLogger() });
-  await kernel.open();
+  tk = await openTestKernel({
+    prefix: 'refdesk-refresh-',
+    plugins: [...BASE_PLUGINS, 'plugins/source-upload', 'test/core/scripted-source.ts'],
+    mode: 'server',
+  });
+  ({ dir, kernel } = tk);
 });
-after(async () => {
-  await kernel?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => tk?.close());
 
 async function logOf(jobId: string): Promise<string> {
   return (await kernel.store.getJobLog(jobId)).map((l) => l.message).join('\n');

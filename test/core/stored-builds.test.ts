@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createKernel, type Kernel } from '../../core/kernel.ts';
 import { addLibrary, chunkingFingerprint, runIngestJob } from '../../core/ingest.ts';
@@ -17,8 +16,8 @@ import { readStoredDocs, storedDocsPath, STORED_DOCS_DIR } from '../../core/stor
 import { RECHUNK_JOB_KIND, queueRechunks } from '../../core/rechunk.ts';
 import { JobRunner } from '../../server/job-runner.ts';
 import { SEGMENT_DIR } from '../../plugins/store-embedded/segment.ts';
+import { writeTestConfig } from '../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
 
 before(() => {
@@ -38,20 +37,11 @@ function writeDocs(folder: string, files: Record<string, string>): void {
 }
 
 async function kernelWith(name: string, dataDir: string, maxInfoTokens: number): Promise<Kernel> {
-  const config = join(dir, `${name}.yaml`);
-  writeFileSync(
-    config,
-    [
-      'plugins:',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-      '    options:',
-      '      markdown:',
-      `        maxInfoTokens: ${maxInfoTokens}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
-      '',
-    ].join('\n'),
-  );
+  const config = writeTestConfig(join(dir, `${name}.yaml`), [
+    'plugins/store-embedded',
+    { use: 'plugins/chunker-markdown', options: { markdown: { maxInfoTokens } } },
+    'plugins/source-upload',
+  ]);
   const kernel = await createKernel(config, { env: { dataDir, mode: 'server' }, logger: createTestLogger() });
   await kernel.open();
   return kernel;

@@ -1,10 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readdirSync, existsSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
+import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { getContext, toContextJson } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
@@ -13,40 +11,31 @@ import { createTestLogger } from '../../core/testing/index.ts';
 import { EMBED_JOB_KIND, queueEmbeddings, readBuildVectorsMeta } from '../../core/vectors.ts';
 import { readJobLog } from '../../core/job-log.ts';
 import { startOpenAiEmbeddings, type EmbeddingServer } from '../helpers/embedding-servers.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const KEY = 'sk-planted-vectors-SECRET-31337';
 let dir: string;
+let tk: TestKernel;
 let kernel: Kernel;
 let server: EmbeddingServer;
 const logged: string[] = [];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'refdesk-vectors-'));
-  const config = join(dir, 'refdesk.yaml');
-  writeFileSync(
-    config,
-    [
-      'plugins:',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/embedder-openai/index.ts'))}`,
-      '    options: {openai: {batchSize: 4, maxRetries: 1, retryBaseMs: 1, timeoutMs: 2000}}',
-      '',
-    ].join('\n'),
-  );
   const logger = createTestLogger();
   const capture = { ...logger, log: (level: never, message: string, fields?: Record<string, unknown>) => void logged.push(`${message} ${JSON.stringify(fields ?? {})}`) };
   for (const l of ['debug', 'info', 'warn', 'error'] as const) (capture as Record<string, unknown>)[l] = (m: string, f?: Record<string, unknown>) => capture.log(l as never, m, f);
-  kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'server' }, logger: capture });
-  await kernel.open();
+  tk = await openTestKernel({
+    prefix: 'refdesk-vectors-',
+    plugins: [...BASE_PLUGINS, 'plugins/source-upload', { use: 'plugins/embedder-openai', options: { openai: { batchSize: 4, maxRetries: 1, retryBaseMs: 1, timeoutMs: 2000 } } }],
+    mode: 'server',
+    logger: capture,
+  });
+  ({ dir, kernel } = tk);
   server = await startOpenAiEmbeddings(undefined, { key: KEY });
 });
 after(async () => {
   await server?.close();
-  await kernel?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await tk?.close();
 });
 
 async function setEmbedder(settings: Record<string, unknown> | null): Promise<void> {

@@ -1,11 +1,11 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
 import { startNpmRegistry } from '../plugins/source-package/registry.ts';
 import { guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
 import { gitFixture } from '../plugins/source-git/helpers.ts';
+import { BASE_PLUGINS, writeTestConfig } from '../helpers/test-kernel.ts';
 
 const dirs: string[] = [];
 after(async () => {
@@ -60,20 +60,9 @@ test('refdesk add of a git repository at a nested path: /group/sub/project, offl
       .publish();
     const dataDir = makeDataDir();
     dirs.push(dataDir);
-    const config = join(dataDir, 'refdesk.yaml');
-    writeFileSync(
-      config,
-      [
-        'plugins:',
-        `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-        `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-        `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-git/index.ts'))}`,
-        '    options: { git: { retryDelayMs: 5 } }',
-        'network:',
-        "  allowHosts: ['127.0.0.1']",
-        '',
-      ].join('\n'),
-    );
+    const config = writeTestConfig(join(dataDir, 'refdesk.yaml'), [...BASE_PLUGINS, { use: 'plugins/source-git', options: { git: { retryDelayMs: 5 } } }], {
+      network: { allowHosts: ['127.0.0.1'] },
+    });
     const env = { REFDESK_CONFIG: config };
     const data = join(dataDir, 'data');
     const offline = await runRefdesk(['add', fx.url('platform/docs-team/handbook')], data, 60_000, env);
@@ -102,20 +91,10 @@ test('refdesk add npm:<package> indexes it offline, and through a running server
   });
   const dataDir = makeDataDir();
   dirs.push(dataDir);
-  const config = join(dataDir, 'refdesk.yaml');
-  writeFileSync(
-    config,
-    [
-      'plugins:',
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/store-embedded/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/chunker-markdown/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-upload/index.ts'))}`,
-      `  - use: ${JSON.stringify(join(ROOT, 'plugins/source-package/index.ts'))}`,
-      `    options: { npm: { npmRegistry: ${JSON.stringify(registry.base)}, retryBaseDelayMs: 5 } }`,
-      'network:',
-      "  allowHosts: ['127.0.0.1']",
-      '',
-    ].join('\n'),
+  const config = writeTestConfig(
+    join(dataDir, 'refdesk.yaml'),
+    [...BASE_PLUGINS, 'plugins/source-upload', { use: 'plugins/source-package', options: { npm: { npmRegistry: registry.base, retryBaseDelayMs: 5 } } }],
+    { network: { allowHosts: ['127.0.0.1'] } },
   );
   const env = { REFDESK_CONFIG: config };
   const offline = await runRefdesk(['add', 'npm:@demo/store'], join(dataDir, 'data'), 60_000, env);

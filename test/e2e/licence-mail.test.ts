@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { parseIssuerPublicKey, verifyLicence } from '../../core/licence.ts';
+import { parseIssuerPublicKey, verifyLicence } from '../../server/licence-keys.ts';
 import { makeDataDir, removeDataDir, runRefdesk, spawnRefdesk, stopAll, stopProcess, type RefdeskProcess } from './refdesk-process.ts';
 
 const dirs: string[] = [];

@@ -11,7 +11,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpGet, makeDataDir, removeDataDir, runRefdesk, spawnRefdesk, startServer, stopAll, stopProcess } from './refdesk-process.ts';
 import { testIssuer, testIssuerEnv, testLicenceKey } from '../helpers/licence.ts';
-import { generateIssuerKeyPair, signLicence, addDays } from '../../core/licence.ts';
+import { generateIssuerKeyPair, signLicence, addDays } from '../../server/licence-keys.ts';
 
 const dirs: string[] = [];
 after(async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createApiKey } from '../../server/access/api-keys.ts';
 import { createApp, type RefdeskApp } from '../../server/app.ts';
 import { gitFixture, type GitFixture } from '../plugins/source-git/helpers.ts';
 import { startSite, type TestSite } from '../plugins/source-website/site.ts';

@@ -2,7 +2,7 @@
  * A test licence issuer, generated once per test process: keys it signs are trusted by servers
  * that get `testIssuerEnv()` (child processes) or `testLicence()` (in-process createApp).
  */
-import { addDays, generateIssuerKeyPair, signLicence } from '../../core/licence.ts';
+import { addDays, generateIssuerKeyPair, signLicence } from '../../server/licence-keys.ts';
 import { InstalledLicence, loadLicence } from '../../server/licence.ts';
 
 export const testIssuer = generateIssuerKeyPair();

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { generateIssuerKeyPair, verifyLicence } from '../../core/licence.ts';
+import { generateIssuerKeyPair, verifyLicence } from '../../server/licence-keys.ts';
 import { issuerHandler, MAILED_MESSAGE, type IssuerHandler } from '../../server/licence-issuer.ts';
 import { createTrialMailer } from '../../server/licence-issuer-mail.ts';
 

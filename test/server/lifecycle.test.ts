@@ -13,7 +13,7 @@ import { listenOnLoopback } from '../helpers/listen.ts';
 import { buildTarGz } from '../plugins/source-upload/archive-builders.ts';
 import { buildZip } from '../plugins/source-upload/archive-builders.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
-import { defaultPolicy } from '../../core/policy.ts';
+import { defaultPolicy } from '../../server/access/policy.ts';
 
 let s: ApiServer;
 let expired: ApiServer;

@@ -6,7 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createApiKey } from '../../server/access/api-keys.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { startApiServer, type ApiServer } from './helpers/api-server.ts';
 import { makeClient, resultText, writeWidgetryDocs, type ClientKind } from '../helpers/mcp-docs.ts';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createApiKey } from '../../server/access/api-keys.ts';
 import { TEST_CLI_TOKEN, adminAuth } from './helpers/api-server.ts';
 import type { SourceContext } from '../../core/contracts.ts';
 import { createApp, type RefdeskApp } from '../../server/app.ts';

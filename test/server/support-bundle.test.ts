@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { unzip } from '../helpers/unzip.ts';
 import { startApiServer, type ApiServer } from './helpers/api-server.ts';
 import { createConsoleLogger, LogRing } from '../../core/services.ts';
-import { createApiKey } from '../../core/api-keys.ts';
+import { createApiKey } from '../../server/access/api-keys.ts';
 import type { LicenceView } from '../../server/access.ts';
 
 const P = {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { accessPatch, fieldErrors, gitPatch, policyPatch, providersPatch } from '../../server/ui/settings-forms.ts';
 import { validateSettingsPatch } from '../../core/provider-settings.ts';
-import { applyPolicyPatch, defaultPolicy } from '../../core/policy.ts';
+import { applyPolicyPatch, defaultPolicy } from '../../server/access/policy.ts';
 
 test('providers: an empty key field keeps the stored key (not sent), "remove" sends null, empty fields clear', () => {
   const keep = providersPatch({ 'llm.provider': 'openai', 'llm.model': ' gpt-4o ', 'llm.baseUrl': '', 'llm.apiKey': '', 'embedding.provider': '' });

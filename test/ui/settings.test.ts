@@ -11,7 +11,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createKey, startApiServer, type ApiServer } from '../server/helpers/api-server.ts';
 import { launchBrowser, newPage, saveScreenshot, type UiPage } from '../helpers/browser.ts';
 import { send, startServer as startHttp, type TestServer } from '../helpers/route-server.ts';
-import { getAnonymousPermissions, getPolicy, getStoredUploadLimits } from '../../core/settings.ts';
+import { getAnonymousPermissions, getStoredUploadLimits } from '../../core/settings.ts';
+import { getPolicy } from '../../server/access/policy.ts';
 import { SETTINGS_SECTIONS } from '../../server/ui/pages/settings.ts';
 import { PASSWORD, firstAdminSession, realConsoleErrors, signIn } from './settings-session.ts';
 

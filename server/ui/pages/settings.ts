@@ -8,9 +8,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { RefdeskError } from '../../../core/errors.ts';
-import { getPolicy, getSettingsView, getStoredProviderSettings, ANONYMOUS_PERMISSIONS } from '../../../core/settings.ts';
+import { getSettingsView, getStoredProviderSettings, ANONYMOUS_PERMISSIONS } from '../../../core/settings.ts';
 import { LLM_PROVIDERS, EMBEDDING_PROVIDERS, GIT_HOST_PROVIDERS, VENDOR_DEFAULTS } from '../../../core/provider-settings.ts';
-import { SOURCE_TYPES } from '../../../core/policy.ts';
+import { SOURCE_TYPES, getPolicy } from '../../access/policy.ts';
 import type { Caller } from '../../access.ts';
 import { formBody } from '../../auth/sessions.ts';
 import { InstalledLicence } from '../../licence.ts';

@@ -15,6 +15,13 @@ runStoreContract('memory', async () => {
   return { store, cleanup: () => store.close() };
 });
 
+test('the kit exports a contract suite per Store role', async () => {
+  const kit = (await import('../../../core/testing/index.ts')) as Record<string, unknown>;
+  for (const role of ['Catalog', 'Build', 'Job', 'ApiKey', 'Session', 'Audit', 'Settings']) {
+    assert.equal(typeof kit[`run${role}StoreContract`], 'function', `run${role}StoreContract`);
+  }
+});
+
 test('timestamps come from the injected clock', async () => {
   const clock = createFakeClock('2026-03-01T10:00:00.000Z');
   const store = new MemoryStore({ clock });

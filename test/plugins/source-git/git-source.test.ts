@@ -1,12 +1,12 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SourceContext, SourceDocument } from '../../../core/contracts.ts';
 import { DEFAULT_NETWORK_POLICY } from '../../../core/net/address-policy.ts';
 import { runSource } from '../../../core/testing/index.ts';
-import { gitFixture, rejectsWith, type GitFixture } from './helpers.ts';
+import { gitFixture, gitWrapper, rejectsWith, type GitFixture } from './helpers.ts';
 
 const TOKEN = 'ghp_SeCrEtToKeN0123456789abcdef';
 
@@ -109,24 +109,8 @@ describe('private repositories and secrets', () => {
   });
 
   test('the token never appears in the argv of a git process', async (t) => {
-    // A `git` wrapper first on PATH records every argv, then runs the real git.
-    const bin = mkdtempSync(join(tmpdir(), 'refdesk-git-argv-'));
-    const record = join(bin, 'argv.log');
-    const real = (process.env.PATH ?? '').split(':').map((d) => join(d, 'git')).find((p) => {
-      try {
-        return readFileSync(p).length > 0;
-      } catch {
-        return false;
-      }
-    })!;
-    writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${record}'\nexec '${real}' "$@"\n`);
-    chmodSync(join(bin, 'git'), 0o755);
-    const oldPath = process.env.PATH;
-    process.env.PATH = `${bin}:${oldPath}`;
-    t.after(() => {
-      process.env.PATH = oldPath;
-      rmSync(bin, { recursive: true, force: true });
-    });
+    const { record, restore } = gitWrapper();
+    t.after(restore);
     await runSource(fx.source(), { url: fx.url('private'), token: TOKEN });
     const argv = readFileSync(record, 'utf8');
     assert.match(argv, /clone/, 'the wrapper saw the clone');

@@ -1,3 +1,4 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,3 +39,27 @@ export async function gitFixture(tokens: Record<string, string> = {}): Promise<G
 }
 
 export { rejectsWith } from '../../helpers/rejects-with.ts';
+
+/** A `git` first on PATH that records every argv in `record`, then runs the real git; `restore()` undoes it. */
+export function gitWrapper(): { record: string; restore(): void } {
+  const bin = mkdtempSync(join(tmpdir(), 'refdesk-git-argv-'));
+  const record = join(bin, 'argv.log');
+  const real = (process.env.PATH ?? '').split(':').map((d) => join(d, 'git')).find((p) => {
+    try {
+      return readFileSync(p).length > 0;
+    } catch {
+      return false;
+    }
+  })!;
+  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${record}'\nexec '${real}' "$@"\n`);
+  chmodSync(join(bin, 'git'), 0o755);
+  const oldPath = process.env.PATH;
+  process.env.PATH = `${bin}:${oldPath}`;
+  return {
+    record,
+    restore() {
+      process.env.PATH = oldPath;
+      rmSync(bin, { recursive: true, force: true });
+    },
+  };
+}

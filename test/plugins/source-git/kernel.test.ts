@@ -1,21 +1,19 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../../core/kernel.ts';
-import { createConsoleLogger } from '../../../core/services.ts';
+import type { Kernel } from '../../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { getContext } from '../../../core/query.ts';
 import { gitFixture, type GitFixture } from './helpers.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../../helpers/test-kernel.ts';
 
-const PLUGINS = fileURLToPath(new URL('../../../plugins/', import.meta.url));
 const TOKEN = 'glpat-KernelLevelSecret-42424242';
 
 describe('a git library through the kernel', () => {
   let fx: GitFixture;
   let dir: string;
+  let tk: TestKernel;
   let kernel: Kernel;
 
   before(async () => {
@@ -45,36 +43,17 @@ describe('a git library through the kernel', () => {
       .checkout('next', true)
       .commit({ 'docs/use.md': '# Use\n\nNext branch docs: `tools.useNext()`.\n', 'guide/other.md': '# Other\n\nOutside the folder: `otherGuide()`.\n' })
       .publish();
-    dir = mkdtempSync(join(tmpdir(), 'refdesk-git-kernel-'));
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      [
-        'plugins:',
-        `  - use: ${join(PLUGINS, 'store-embedded', 'index.ts')}`,
-        `  - use: ${join(PLUGINS, 'chunker-markdown', 'index.ts')}`,
-        `  - use: ${join(PLUGINS, 'source-git', 'index.ts')}`,
-        '    options:',
-        '      git:',
-        '        retryDelayMs: 5',
-        'slots:',
-        '  store: embedded',
-        '  chunkers: [markdown]',
-        '  embedder: null',
-        '  reranker: null',
-        'network:',
-        "  allowHosts: ['127.0.0.1']",
-        '',
-      ].join('\n'),
-    );
-    kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'writer' }, logger: createConsoleLogger('error', () => {}) });
-    await kernel.open();
+    tk = await openTestKernel({
+      prefix: 'refdesk-git-kernel-',
+      plugins: [...BASE_PLUGINS, { use: 'plugins/source-git', options: { git: { retryDelayMs: 5 } } }],
+      sections: { slots: { store: 'embedded', chunkers: ['markdown'], embedder: null, reranker: null }, network: { allowHosts: ['127.0.0.1'] } },
+    });
+    ({ dir, kernel } = tk);
   });
 
   after(async () => {
-    await kernel?.close();
+    await tk?.close();
     await fx?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test('addLibrary derives /owner/repo, the job indexes the private repository, getContext answers from it', async () => {

@@ -6,46 +6,18 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../../core/kernel.ts';
-import { createConsoleLogger } from '../../../core/services.ts';
+import { readFileSync } from 'node:fs';
+import type { Kernel } from '../../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
 import { patchSettings } from '../../../core/settings.ts';
-import { gitFixture, type GitFixture } from './helpers.ts';
+import { gitFixture, gitWrapper, type GitFixture } from './helpers.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../../helpers/test-kernel.ts';
 
-const PLUGINS = fileURLToPath(new URL('../../../plugins/', import.meta.url));
 const TOKEN = 'glpat-SettingsTokenSecret-7788';
-
-function gitWrapper(): { record: string; restore(): void } {
-  // A `git` first on PATH that records every argv, then runs the real git.
-  const bin = mkdtempSync(join(tmpdir(), 'refdesk-git-argv-'));
-  const record = join(bin, 'argv.log');
-  const real = (process.env.PATH ?? '').split(':').map((d) => join(d, 'git')).find((p) => {
-    try {
-      return readFileSync(p).length > 0;
-    } catch {
-      return false;
-    }
-  })!;
-  writeFileSync(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${record}'\nexec '${real}' "$@"\n`);
-  chmodSync(join(bin, 'git'), 0o755);
-  const oldPath = process.env.PATH;
-  process.env.PATH = `${bin}:${oldPath}`;
-  return {
-    record,
-    restore() {
-      process.env.PATH = oldPath;
-      rmSync(bin, { recursive: true, force: true });
-    },
-  };
-}
 
 describe('git tokens from the settings', () => {
   let fx: GitFixture;
-  let dir: string;
+  let tk: TestKernel;
   let kernel: Kernel;
   let hostPort: string;
 
@@ -53,32 +25,17 @@ describe('git tokens from the settings', () => {
     fx = await gitFixture({ 'team/private-docs.git': TOKEN });
     fx.repo('team/private-docs').commit({ 'docs/guide.md': '# Guide\n\n## Rotate the keys\n\nCall `vault.rotate()` every month.\n' }).publish();
     hostPort = new URL(fx.server.base).host;
-    dir = mkdtempSync(join(tmpdir(), 'refdesk-git-settings-'));
-    const config = join(dir, 'config.yaml');
-    writeFileSync(
-      config,
-      [
-        'plugins:',
-        `  - use: ${join(PLUGINS, 'store-embedded', 'index.ts')}`,
-        `  - use: ${join(PLUGINS, 'chunker-markdown', 'index.ts')}`,
-        `  - use: ${join(PLUGINS, 'source-git', 'index.ts')}`,
-        '    options:',
-        '      git:',
-        '        retryDelayMs: 5',
-        '        attempts: 1',
-        'network:',
-        "  allowHosts: ['127.0.0.1']",
-        '',
-      ].join('\n'),
-    );
-    kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'writer' }, logger: createConsoleLogger('error', () => {}) });
-    await kernel.open();
+    tk = await openTestKernel({
+      prefix: 'refdesk-git-settings-',
+      plugins: [...BASE_PLUGINS, { use: 'plugins/source-git', options: { git: { retryDelayMs: 5, attempts: 1 } } }],
+      sections: { network: { allowHosts: ['127.0.0.1'] } },
+    });
+    ({ kernel } = tk);
   });
 
   after(async () => {
-    await kernel?.close();
+    await tk?.close();
     await fx?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test('without a token the private repository fails; naming the host in the settings makes the next job succeed (no restart), token never in argv, log or store', async (t) => {

@@ -1,19 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { SourceDocument, StoredSnippet } from '../../../core/contracts.ts';
 import { addLibrary, runIngestJob } from '../../../core/ingest.ts';
-import { createKernel, type Kernel } from '../../../core/kernel.ts';
-import { createTestLogger, runSource } from '../../../core/testing/index.ts';
+import type { Kernel } from '../../../core/kernel.ts';
+import { runSource } from '../../../core/testing/index.ts';
 import { UploadSource } from '../../../plugins/source-upload/upload-source.ts';
 import { buildTarGz, buildZip } from './archive-builders.ts';
 import { tempDir, writeTree } from './helpers.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../../helpers/test-kernel.ts';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const lines = (...ls: string[]) => ls.join('\n');
 
 /** A Hugo-style site: pages under content/en/ include fragments of content/en/_common/. */
@@ -55,25 +52,17 @@ const SITE: Record<string, string> = {
 
 describe('an uploaded Hugo site through the kernel: stored snippets hold the included text and cite the original lines', () => {
   let dir: string;
+  let tk: TestKernel;
   let kernel: Kernel;
   let site: string;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'refdesk-upload-includes-'));
-    const config = join(dir, 'refdesk.yaml');
-    writeFileSync(
-      config,
-      ['plugins:', ...['store-embedded', 'chunker-markdown', 'source-upload'].map((p) => `  - use: ${JSON.stringify(join(ROOT, `plugins/${p}/index.ts`))}`), ''].join('\n'),
-    );
-    kernel = await createKernel(config, { env: { dataDir: join(dir, 'data'), mode: 'writer' }, logger: createTestLogger() });
-    await kernel.open();
+    tk = await openTestKernel({ prefix: 'refdesk-upload-includes-', plugins: [...BASE_PLUGINS, 'plugins/source-upload'] });
+    ({ dir, kernel } = tk);
     site = join(dir, 'site');
     await writeTree(site, SITE);
   });
-  after(async () => {
-    await kernel?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => tk?.close());
 
   const ingest = async (): Promise<{ snippets: StoredSnippet[]; log: string[] }> => {
     const { job } = await addLibrary(kernel, { source: 'upload', name: 'hugo-site', spec: { path: site } });

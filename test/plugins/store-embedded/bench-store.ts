@@ -52,7 +52,7 @@ try {
   const tFinalize = performance.now() - t;
 
   t = performance.now();
-  const data = (store as unknown as { db: { export(): Uint8Array } }).db.export();
+  const data = store.database.requireDb().export();
   const tExport = performance.now() - t;
   t = performance.now();
   await writeFileAtomic(store.file, data);

@@ -35,3 +35,13 @@ export async function tempDataDir(): Promise<{ dir: string; remove(): Promise<vo
   // A data dir that does not exist yet: the store creates it.
   return { dir: join(root, 'data'), remove: () => rm(root, { recursive: true, force: true }) };
 }
+
+/** Opens the store, runs `fn` on it, and closes it (also when `fn` throws). */
+export async function withOpenStore<T>(store: EmbeddedStore, fn: (store: EmbeddedStore) => Promise<T>): Promise<T> {
+  await store.open();
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}

@@ -10,7 +10,7 @@ import { writeFileAtomic } from '../../../plugins/store-embedded/atomic-write.ts
 import { lockFilePath, readDataLock } from '../../../core/data-lock.ts';
 import { RESUMED_LOG_LINE, JOB_LOG_LIMIT } from '../../../plugins/store-embedded/embedded-store.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
-import { makeStore, memoryLogger, tempDataDir } from './helpers.ts';
+import { makeStore, memoryLogger, tempDataDir, withOpenStore } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const DB = 'refdesk.sqlite';
@@ -125,10 +125,8 @@ describe('embedded store persistence', () => {
     }));
 
   test('addSnippets and appendJobLog are batched until the flush timer writes them', () =>
-    withDataDir(async (dir) => {
-      const store = makeStore(dir, 'writer', { flushIntervalMs: 200 });
-      await store.open();
-      try {
+    withDataDir((dir) =>
+      withOpenStore(makeStore(dir, 'writer', { flushIntervalMs: 200 }), async (store) => {
         await store.upsertLibrary({ id: '/docs/a', title: 'A', source: { kind: 'upload', spec: {} } });
         const job = await store.createJob({ libraryId: '/docs/a', version: '', kind: 'upload' });
         const b = await store.beginBuild('/docs/a', '', job.id);
@@ -142,10 +140,8 @@ describe('embedded store persistence', () => {
           await new Promise((r) => setTimeout(r, 50));
         }
         assert.deepEqual(await queryFile(file, 'SELECT COUNT(*) FROM job_logs'), [[1]]);
-      } finally {
-        await store.close();
-      }
-    }));
+      }),
+    ));
 
   test('a second writer gets store_locked naming the process that holds the data directory', () =>
     withDataDir(async (dir) => {
@@ -316,10 +312,8 @@ describe('embedded store persistence', () => {
     }));
 
   test('job logs keep the last lines of each job', () =>
-    withDataDir(async (dir) => {
-      const store = makeStore(dir);
-      await store.open();
-      try {
+    withDataDir((dir) =>
+      withOpenStore(makeStore(dir), async (store) => {
         await store.upsertLibrary({ id: '/docs/a', title: 'A', source: { kind: 'upload', spec: {} } });
         const job = await store.createJob({ libraryId: '/docs/a', version: '', kind: 'upload' });
         const other = await store.createJob({ libraryId: '/docs/a', version: '', kind: 'upload' });
@@ -330,16 +324,12 @@ describe('embedded store persistence', () => {
         assert.equal(log[0].message, 'line 6');
         assert.equal(log.at(-1)?.message, `line ${JOB_LOG_LIMIT + 5}`);
         assert.equal((await store.getJobLog(other.id)).length, 1);
-      } finally {
-        await store.close();
-      }
-    }));
+      }),
+    ));
 
   test('search stays correct when the index cache holds a single build', () =>
-    withDataDir(async (dir) => {
-      const store = makeStore(dir, 'writer', { indexCacheSize: 1 });
-      await store.open();
-      try {
+    withDataDir((dir) =>
+      withOpenStore(makeStore(dir, 'writer', { indexCacheSize: 1 }), async (store) => {
         for (const [id, word] of [['/docs/a', 'aardvark'], ['/docs/b', 'bumblebee']]) {
           await store.upsertLibrary({ id, title: id, source: { kind: 'upload', spec: {} } });
           const b = await store.beginBuild(id, '', null);
@@ -357,10 +347,8 @@ describe('embedded store persistence', () => {
         await store.finalizeBuild(b);
         assert.equal((await store.search('/docs/b', '', 'bumblebee', 5)).length, 0);
         assert.equal((await store.search('/docs/b', '', 'aardvark', 5)).length, 1);
-      } finally {
-        await store.close();
-      }
-    }));
+      }),
+    ));
 
   test('a database written by a newer refdesk is refused', () =>
     withDataDir(async (dir) => {

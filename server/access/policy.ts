@@ -6,10 +6,10 @@
  * Quality signals Refdesk does not have (verification, licenses, website backlinks/traffic) are
  * kept as given and reported back, but do not filter: Refdesk never pretends to know them.
  */
-import type { LibraryRecord } from './contracts.ts';
-import { RefdeskError } from './errors.ts';
-import { parseLibraryId } from './library-id.ts';
-import { validate } from './validate.ts';
+import type { LibraryRecord, SettingsStore } from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { parseLibraryId } from '../../core/library-id.ts';
+import { validate } from '../../core/validate.ts';
 
 /** Context7's six source types, plus Refdesk's own `openapi` (specs by URL) and `packages` (npm, PyPI). */
 export const SOURCE_TYPES = ['public_repos', 'private_sources', 'confluence', 'uploaded_files', 'websites', 'llmstxt', 'openapi', 'packages'] as const;
@@ -39,6 +39,15 @@ export const POLICY_SETTING = 'policy';
 const MAX_LIST = 1000;
 /** How many problems of a bad PATCH body the error message lists. */
 const MAX_PROBLEMS_SHOWN = 5;
+
+/** The server's policy as stored (the defaults when it was never set). */
+export async function getPolicy(store: SettingsStore): Promise<Policy> {
+  return normalizePolicy(await store.getSetting(POLICY_SETTING));
+}
+
+export async function setPolicy(store: SettingsStore, policy: Policy): Promise<void> {
+  await store.setSetting(POLICY_SETTING, policy);
+}
 
 export function defaultPolicy(): Policy {
   return {

@@ -1,5 +1,5 @@
 /**
- * Licence keys (core/licence.ts) and their loading (server/licence.ts): signing and offline
+ * Licence keys (server/licence-keys.ts) and their loading (server/licence.ts): signing and offline
  * verification, every way a key is refused, the state at a given time, issuer key parsing.
  */
 import { describe, test } from 'node:test';
@@ -17,7 +17,7 @@ import {
   signLicence,
   verifyLicence,
   LicenceKeyError,
-} from '../../core/licence.ts';
+} from '../../server/licence-keys.ts';
 import { loadLicence, BUILT_IN_ISSUER_KEYS, DEFAULT_TRIAL_URL } from '../../server/licence.ts';
 
 const issuer = generateIssuerKeyPair();

@@ -4,9 +4,9 @@
  * key itself is shown once, when it is created.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { ApiKeyRecord, ApiKeyRole, Store } from './contracts.ts';
-import { RefdeskError } from './errors.ts';
-import { API_KEY_ROLES } from './store-admin-rules.ts';
+import type { ApiKeyRecord, ApiKeyRole, ApiKeyStore } from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { API_KEY_ROLES } from '../../core/store-admin-rules.ts';
 
 export const API_KEY_PREFIX = 'rdk_';
 const KEY_RE = /^rdk_[A-Za-z0-9_-]{43}$/;
@@ -38,7 +38,7 @@ export interface CreatedApiKey {
  * Creates a key on `plan` (default `defaultPlan`), which must be one of `plans`. Bad input is
  * an `invalid_request` that says what to fix.
  */
-export async function createApiKey(store: Store, input: CreateApiKeyInput, plans: { names: string[]; defaultPlan: string }): Promise<CreatedApiKey> {
+export async function createApiKey(store: ApiKeyStore, input: CreateApiKeyInput, plans: { names: string[]; defaultPlan: string }): Promise<CreatedApiKey> {
   const name = input.name ?? '';
   if (typeof name !== 'string' || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) {
     throw new RefdeskError('invalid_request', 'A key name is at most 100 printable characters.');

@@ -4,19 +4,10 @@
  * this process's memory: it resets when the server restarts, and several servers each count
  * their own requests.
  */
-import type { Clock } from './contracts.ts';
+import type { Clock } from '../../core/contracts.ts';
+import type { RateLimitConfig, RateLimitRule } from '../../core/config.ts';
 
-export interface RateLimitRule {
-  /** Requests allowed per window. */
-  requests: number;
-}
-
-export interface RateLimitConfig {
-  windowSeconds: number;
-  anonymous: RateLimitRule;
-  defaultPlan: string;
-  plans: Record<string, RateLimitRule>;
-}
+export type { RateLimitConfig, RateLimitRule };
 
 export interface RateLimitDecision {
   allowed: boolean;

@@ -12,7 +12,7 @@
  * This is an agreement check in open code, not copy protection: anyone can edit the check out.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { RefdeskError } from './errors.ts';
+import { RefdeskError } from '../core/errors.ts';
 
 export const KEY_PREFIX = 'rdk1';
 export const ISSUER_PREFIX = 'rdk-issuer-ed25519';
