@@ -1,18 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { prng as rng } from '../../../scripts/fuzz/requests.ts';
 import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that repeats it. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A random index: `docs` documents of three fields, words drawn from a skewed vocabulary (a few
