@@ -77,22 +77,25 @@ export interface RankedHit {
 }
 
 /**
- * The same answer as assembleContext over every hit, reading (with `read`) only the snippets
- * that can be in it: units are grouped from the keys alone, and the units from the first one
- * below the relevance cut-off on are never reached by assembleContext, so their snippets are
- * not read. `read` returning undefined drops the hit (as a store search would).
+ * The same answer as assembleContext over every hit, reading (with `read`, all at once) only the
+ * snippets that can be in it: units are grouped from the keys alone, and the units from the
+ * first one below the relevance cut-off on are never reached by assembleContext, so their
+ * snippets are not read. `read` gives the snippets of the ids in their order; undefined drops
+ * the hit (as a store search would).
  */
 export function assembleRanked(
   ranked: readonly RankedHit[],
-  read: (id: number) => StoredSnippet | undefined,
+  read: (ids: readonly number[]) => ReadonlyArray<StoredSnippet | undefined>,
   query: string,
   budget: number,
   options: AssemblyOptions = DEFAULT_ASSEMBLY,
 ): ContextSnippet[] {
   const readAll = (list: readonly RankedHit[]): SearchHit[] => {
     const hits: SearchHit[] = [];
-    for (const h of list) {
-      const snippet = read(h.id);
+    const snippets = read(list.map((h) => h.id));
+    for (let k = 0; k < list.length; k++) {
+      const h = list[k];
+      const snippet = snippets[k];
       if (snippet) hits.push(h.unit ? { snippet, score: h.score, unit: h.unit } : { snippet, score: h.score });
     }
     return hits;

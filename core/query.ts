@@ -7,7 +7,7 @@
 import type { LibraryRecord, Reranker, SearchHit, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
-import { formatLibraryId } from './library-id.ts';
+import { formatLibraryId, type LibraryId } from './library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from './library-resolve.ts';
 import { assembleContext, type ContextSnippet } from './context-assembly.ts';
 import { startHybrid } from './hybrid.ts';
@@ -96,6 +96,11 @@ export interface ContextOptions {
   signal?: AbortSignal;
   /** Skip the reranker (the API's `fast=true`): the lexical order is answered directly. */
   fast?: boolean;
+  /**
+   * The library and version `req.libraryId` names, when the caller has just read them (the API
+   * service does, to check the policy): the ID is not resolved and the record not read again.
+   */
+  resolved?: { id: LibraryId; library: LibraryRecord };
 }
 
 /** The kernel's reranker when it would change anything now (an LLM reranker with no LLM set changes nothing). */
@@ -111,11 +116,11 @@ export async function activeReranker(kernel: Kernel): Promise<Reranker | null> {
 }
 
 export async function getContext(kernel: Kernel, req: ContextRequest, options: ContextOptions = {}): Promise<ContextResult> {
-  const parsed = await resolveLibraryId(kernel.store, req.libraryId);
+  const parsed = options.resolved ? options.resolved.id : await resolveLibraryId(kernel.store, req.libraryId);
   const query = req.query.trim();
   if (!query) throw new RefdeskError('invalid_request', 'The query must not be empty.');
   if (query.length > QUERY_MAX_LENGTH) throw new RefdeskError('invalid_request', `The query is longer than ${QUERY_MAX_LENGTH} characters.`);
-  const library = await kernel.store.getLibrary(parsed.id);
+  const library = options.resolved ? options.resolved.library : await kernel.store.getLibrary(parsed.id);
   if (!library) {
     throw new RefdeskError(
       'library_not_found',

@@ -9,7 +9,8 @@
  *   - firstAnswerMs: the first context answer of each library after a restart;
  *   - rssMb: the server's resident memory once every library has answered once;
  *   - latency: sequential GET /api/v2/context on the largest library, a different question each
- *     time (generated from the corpus's headings, so no cache stands in), p50/p99;
+ *     time (generated from the corpus's headings, so no cache stands in), p50/p99, and the
+ *     server's CPU time per question (all its threads; /proc, 10 ms ticks over the run);
  *   - throughput: the same at concurrency 16 for a fixed time, beside a bare Koa route in this
  *     process serving a real answer's bytes from memory; both rps and the share;
  *   - pingUnderIngest: /ping p50/p99/max and errors at concurrency 32 while an archive of the
@@ -341,13 +342,16 @@ async function main() {
       const nextQuestion = () => questions[qi++ % questions.length] + (qi > questions.length ? ` ${Math.floor(qi / questions.length)}` : '');
       const seq: number[] = [];
       let sample: { body: Buffer; type: string } | null = null;
+      const seqCpu0 = cpuMs(server.child.pid!);
       for (let i = 0; i < REQUESTS; i++) {
         const r = await timed(contextUrl(server.base, largest, nextQuestion()), auth);
         if (r.status !== 200) fail(`context: ${r.status} ${r.body.toString().slice(0, 300)}`);
         seq.push(r.ms);
         sample ??= r;
       }
-      result.sequentialContext = { library: libraryIdOf(largest), questionsAvailable: questions.length, latencyMs: stats(seq), load: load() };
+      // The server's CPU time per question (all its threads): far less load-dependent than wall time.
+      const serverCpuMsPerRequest = round((cpuMs(server.child.pid!) - seqCpu0) / REQUESTS, 2);
+      result.sequentialContext = { library: libraryIdOf(largest), questionsAvailable: questions.length, latencyMs: stats(seq), serverCpuMsPerRequest, load: load() };
       log(`sequential: ${JSON.stringify(stats(seq))}`);
 
       // Throughput at concurrency 16 beside a bare Koa route serving a real answer from memory.
@@ -359,10 +363,12 @@ async function main() {
       const bareServer = createServer(bare.callback());
       await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', () => r()));
       const bareBase = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+      const hammerCpu0 = cpuMs(server.child.pid!);
       const refdeskRun = await hammer(16, SECONDS, () => contextUrl(server.base, largest, nextQuestion()), auth);
+      const refdeskCpuMsPerRequest = round((cpuMs(server.child.pid!) - hammerCpu0) / Math.max(1, refdeskRun.requests), 2);
       const bareRun = await hammer(16, SECONDS, () => `${bareBase}/api/v2/context?q=${qi++}`);
       await new Promise<void>((r) => bareServer.close(() => r()));
-      result.throughput16 = { refdesk: refdeskRun, bareKoa: bareRun, share: round(refdeskRun.rps / bareRun.rps, 3), answerBytes: sample!.body.length, load: load() };
+      result.throughput16 = { refdesk: { ...refdeskRun, serverCpuMsPerRequest: refdeskCpuMsPerRequest }, bareKoa: bareRun, share: round(refdeskRun.rps / bareRun.rps, 3), answerBytes: sample!.body.length, load: load() };
       log(`throughput: refdesk ${refdeskRun.rps} rps, bare ${bareRun.rps} rps`);
 
       // /ping at concurrency 32 while an archive of the largest corpus is ingested through the server.

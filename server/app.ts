@@ -62,7 +62,7 @@ export interface AppOptions {
   supportBundle?: SupportBundleOptions;
   /**
    * Context searches in worker threads (server/search-pool.ts); false: in the main thread. The
-   * size defaults to the config's `query.workers` (0 turns the pool off), else the cores.
+   * size defaults to the config's `query.workers` (0 turns the pool off), else the cores but one.
    */
   searchPool?: SearchPoolOptions | false;
 }
@@ -181,7 +181,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   return { app, jobs, service, access, auth, searchPool };
 }
 
-/** The search pool the options and config ask for (query.workers: 0 = none), sized to the cores by default. */
+/** The search pool the options and config ask for (query.workers: 0 = none), sized to the cores but one by default. */
 function createSearchPool(kernel: Kernel, options: SearchPoolOptions | false | undefined): SearchPool | null {
   const workers = kernel.config.query.workers;
   if (options === false || (workers === 0 && options?.size === undefined)) return null;

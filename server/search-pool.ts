@@ -29,7 +29,12 @@ import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import type { SearchReply, SearchRequest, SearchWorkerData } from './search-worker.ts';
 
 export interface SearchPoolOptions {
-  /** Worker threads; default the machine's cores (os.availableParallelism), at least 1. */
+  /**
+   * Worker threads; default one per core but one (os.availableParallelism() - 1), at least 1:
+   * the main thread keeps a core for HTTP and the catalog. A library's searches all run in the
+   * worker owning its build, so more workers add parallelism across libraries only, and each
+   * costs a V8 isolate (about 15 MB of RSS).
+   */
   size?: number;
   /** Memory budget of the open segments, in bytes, over all workers (each gets its share). */
   cacheBytes?: number;
@@ -46,6 +51,8 @@ export const DEFAULT_POOL_CACHE_BYTES = 128 * 1024 * 1024;
 
 interface Task {
   req: SearchRequest;
+  /** When it was posted to its worker (performance.now()). */
+  postedAt?: number;
   resolve(v: SearchReply): void;
   reject(e: unknown): void;
   signal?: AbortSignal;
@@ -74,15 +81,19 @@ export class SearchPool implements ContextSearcher {
   private disabled = false;
   private closed = false;
   private eager = false;
-  /** Counts for tests and reports. */
-  readonly stats = { started: 0, crashed: 0, abandoned: 0, searched: 0 };
+  /**
+   * Counts for tests and reports; `workMs` sums the workers' own time on the searches answered,
+   * `roundTripMs` the time from handing each of them to its worker to its answer arriving (the
+   * difference is the message passing, structured clone and scheduling: the pool's own cost).
+   */
+  readonly stats = { started: 0, crashed: 0, abandoned: 0, searched: 0, workMs: 0, roundTripMs: 0 };
 
   constructor(
     private readonly store: Store,
     private readonly logger: Logger,
     private readonly options: SearchPoolOptions = {},
   ) {
-    this.size = Math.max(1, Math.floor(options.size ?? availableParallelism()));
+    this.size = Math.max(1, Math.floor(options.size ?? defaultPoolSize()));
     this.slots = Array.from({ length: this.size }, (_, index) => ({ index, worker: null, ready: false, current: null, queue: [] }));
   }
 
@@ -199,6 +210,7 @@ export class SearchPool implements ContextSearcher {
     slot.current = task;
     // A worker keeps the process alive only while it runs a search.
     worker.ref();
+    task.postedAt = performance.now();
     worker.postMessage(task.req);
   }
 
@@ -249,6 +261,10 @@ export class SearchPool implements ContextSearcher {
       if (!task || task.req.id !== msg.id || slot.worker !== worker) return;
       slot.current = null;
       worker.unref();
+      if (msg.ok) {
+        this.stats.workMs += msg.workMs;
+        this.stats.roundTripMs += performance.now() - task.postedAt!;
+      }
       this.settle(task, () => task.resolve(msg));
       this.dispatch(slot);
     });
@@ -274,6 +290,11 @@ function tsxBootstrap(entry: URL): string {
 function abortError(signal: AbortSignal): unknown {
   const reason: unknown = signal.reason;
   return isRefdeskError(reason) ? reason : new RefdeskError('processing_timeout', 'The search did not finish before the request deadline; try again, or ask a narrower question.');
+}
+
+/** Workers when the configuration names no number: the cores but one, at least 1. */
+export function defaultPoolSize(): number {
+  return Math.max(1, availableParallelism() - 1);
 }
 
 /** The worker a build belongs to (FNV-1a of its id). */

@@ -33,10 +33,14 @@ export interface SearchRequest {
   budget: number | null;
 }
 
-export type SearchReply =
+export type SearchReply = (
   | { id: number; ok: true; hits: SearchHit[] }
   | { id: number; ok: true; snippets: ContextSnippet[] }
-  | { id: number; ok: false; segment: boolean; message: string };
+  | { id: number; ok: false; segment: boolean; message: string }
+) & {
+  /** Milliseconds the worker spent on the request (open, search, reads, assembly). */
+  workMs: number;
+};
 
 const port = parentPort;
 if (!port) throw new Error('server/search-worker.ts runs as a worker thread (server/search-pool.ts starts it).');
@@ -69,7 +73,8 @@ function testHook(query: string): void {
 }
 
 port.on('message', (req: SearchRequest) => {
-  let reply: SearchReply;
+  const t0 = performance.now();
+  let reply: DistributiveOmit<SearchReply, 'workMs'>;
   try {
     testHook(req.query);
     const segment = segmentFor(req);
@@ -81,6 +86,8 @@ port.on('message', (req: SearchRequest) => {
     if (err instanceof SegmentError) cache.delete(req.buildId);
     reply = { id: req.id, ok: false, segment: err instanceof SegmentError, message: (err as Error).message };
   }
-  port.postMessage(reply);
+  port.postMessage({ ...reply, workMs: performance.now() - t0 });
 });
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 port.postMessage({ ready: true });

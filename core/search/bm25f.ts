@@ -187,3 +187,265 @@ export function accumulateBm25f(
     }
   }
 }
+
+/**
+ * The largest saturated weight (tfw) of each term's postings: times the term's idf and query
+ * weight, an upper bound of what the term adds to any document's score (the same scoring
+ * function, so the bound is tight). Computed once per index on first use (one pass over the
+ * postings) and kept beside it.
+ */
+export function termUpperBounds(index: Bm25fData): Float64Array {
+  let bounds = UPPER_BOUNDS.get(index);
+  if (!bounds) {
+    const { start, tfw } = index;
+    const terms = start.length - 1;
+    bounds = new Float64Array(Math.max(0, terms));
+    for (let t = 0; t < terms; t++) {
+      let max = 0;
+      for (let i = start[t], end = start[t + 1]; i < end; i++) if (tfw[i] > max) max = tfw[i];
+      bounds[t] = max;
+    }
+    UPPER_BOUNDS.set(index, bounds);
+  }
+  return bounds;
+}
+
+const UPPER_BOUNDS = new WeakMap<Bm25fData, Float64Array>();
+
+/** What a top-k search did: postings read and documents fully scored (operation counts, not time). */
+export interface TopKStats {
+  postings: number;
+  scored: number;
+}
+
+/**
+ * The `k` documents with the highest BM25F score for the terms, best first (ties: lower document
+ * first), exactly as accumulateBm25f over every posting followed by a sort would rank them, with
+ * the same scores to the last bit: MaxScore (Turtle and Flood) document at a time. The query's
+ * lists are ordered by their upper bound (termUpperBounds x idf x weight); once k documents are
+ * held, the lists whose bounds sum to less than the k-th score are "non-essential": a document
+ * found only in them cannot enter, so only the other lists are walked, the non-essential ones are
+ * only probed (galloping search) for the documents the essential lists name, and a document is
+ * dropped as soon as its partial score plus the bounds of the lists not yet probed falls below
+ * the k-th score. A document that is kept is scored in the query's term order, as
+ * accumulateBm25f adds, so its score is bit-identical.
+ *
+ * `termWeights` must not be negative (a bound would not bound); terms of weight 0 or outside the
+ * dictionary (-1) add nothing. `scratch` may be reused between calls of one thread (no
+ * allocation proportional to the corpus: everything is per query term or per k).
+ */
+export function topBm25f(
+  index: Bm25fData,
+  terms: ArrayLike<number>,
+  k: number,
+  termWeights?: ArrayLike<number>,
+  scratch: TopKScratch = new TopKScratch(),
+  stats?: TopKStats,
+): Array<{ doc: number; score: number }> {
+  const { idf, start, docs, tfw } = index;
+  k = Math.min(Math.floor(k), index.n);
+  if (!(k > 0)) return [];
+  const bounds = termUpperBounds(index);
+  const s = scratch.reserve(terms.length, k);
+  // The query's lists (one per query term, in query order), with a posting in them.
+  let m = 0;
+  for (let q = 0; q < terms.length; q++) {
+    const no = terms[q];
+    const tw = termWeights ? termWeights[q] : 1;
+    if (!(tw >= 0)) throw new RangeError(`topBm25f: term weight ${tw} is negative or not a number`);
+    if (no < 0 || start[no] === start[no + 1] || tw === 0) continue;
+    const w = idf[no] * tw;
+    s.query[m] = q;
+    s.weight[m] = w;
+    s.bound[m] = w * bounds[no];
+    s.cur[m] = start[no];
+    s.end[m] = start[no + 1];
+    s.order[m] = m;
+    m++;
+  }
+  if (m === 0) return [];
+  // Lists by ascending bound; prefix[j] = the bounds of the j weakest lists summed.
+  const order = s.order.subarray(0, m).sort((a, b) => s.bound[a] - s.bound[b] || a - b);
+  s.prefix[0] = 0;
+  for (let j = 0; j < m; j++) s.prefix[j + 1] = s.prefix[j] + s.bound[order[j]];
+  const heap = s.heap;
+  let size = 0;
+  /** The k-th best score once k documents are held (a document must beat it to enter). */
+  let threshold = -Infinity;
+  /** Lists order[0..ne) are non-essential. */
+  let ne = 0;
+  let postings = 0;
+  let scored = 0;
+  const { contrib, hit } = s;
+  for (;;) {
+    // The next document: the smallest current document of the essential lists.
+    let d = 0x7fffffff;
+    for (let j = ne; j < m; j++) {
+      const l = order[j];
+      if (s.cur[l] < s.end[l] && docs[s.cur[l]] < d) d = docs[s.cur[l]];
+    }
+    if (d === 0x7fffffff) break;
+    let partial = 0;
+    for (let j = ne; j < m; j++) {
+      const l = order[j];
+      const i = s.cur[l];
+      if (i < s.end[l] && docs[i] === d) {
+        const c = s.weight[l] * tfw[i];
+        contrib[l] = c;
+        hit[l] = 1;
+        partial += c;
+        s.cur[l] = i + 1;
+        postings++;
+      }
+    }
+    // The non-essential lists, strongest first, while the document can still enter.
+    let dropped = false;
+    for (let j = ne - 1; j >= 0; j--) {
+      if (!mayEnter(partial + s.prefix[j + 1], threshold)) {
+        dropped = true;
+        break;
+      }
+      const l = order[j];
+      const i = seek(docs, s.cur[l], s.end[l], d);
+      s.cur[l] = i;
+      postings++;
+      if (i < s.end[l] && docs[i] === d) {
+        const c = s.weight[l] * tfw[i];
+        contrib[l] = c;
+        hit[l] = 1;
+        partial += c;
+      }
+    }
+    if (!dropped && mayEnter(partial, threshold)) {
+      // The score as accumulateBm25f adds it: in query order.
+      let score = 0;
+      for (let l = 0; l < m; l++) if (hit[l]) score += contrib[l];
+      scored++;
+      if (size < k) {
+        heapPush(heap, size++, d, score);
+        if (size === k) threshold = heap.score[0];
+      } else if (score > threshold) {
+        // Documents come in ascending order, so an equal score loses to the one held.
+        heapReplaceTop(heap, size, d, score);
+        threshold = heap.score[0];
+      }
+      if (size === k) while (ne < m && mayNotMatter(s.prefix[ne + 1], threshold)) ne++;
+    }
+    for (let l = 0; l < m; l++) hit[l] = 0;
+  }
+  if (stats) {
+    stats.postings += postings;
+    stats.scored += scored;
+  }
+  const out: Array<{ doc: number; score: number }> = [];
+  for (let i = 0; i < size; i++) out.push({ doc: heap.doc[i], score: heap.score[i] });
+  return out.sort((a, b) => b.score - a.score || a.doc - b.doc);
+}
+
+/**
+ * Bounds are sums in another order than the scores they bound, so they can be off by a few
+ * units in the last place: a document is only dropped when its bound is clearly below the k-th
+ * score (relative margin far above rounding, far below any real score difference).
+ */
+const MARGIN = 1e-9;
+const mayEnter = (bound: number, threshold: number) => bound * (1 + MARGIN) >= threshold;
+/** Whether lists whose bounds sum to `sum` cannot lift a document past the k-th score alone. */
+const mayNotMatter = (sum: number, threshold: number) => sum * (1 + MARGIN) < threshold;
+
+/** The first position in docs[from..end) holding a document >= d (galloping, then binary search). */
+function seek(docs: Int32Array, from: number, end: number, d: number): number {
+  if (from >= end || docs[from] >= d) return from;
+  let step = 1;
+  let lo = from;
+  let hi = from + 1;
+  while (hi < end && docs[hi] < d) {
+    lo = hi;
+    step *= 2;
+    hi = Math.min(end, hi + step);
+  }
+  // docs[lo] < d; the answer is in (lo, hi].
+  let a = lo + 1;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >> 1;
+    if (docs[mid] < d) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
+
+interface Heap {
+  doc: Int32Array;
+  score: Float64Array;
+}
+
+/** Whether heap entry a ranks below entry b (lower score; on a tie, the later document). */
+const below = (h: Heap, a: number, b: number) => h.score[a] < h.score[b] || (h.score[a] === h.score[b] && h.doc[a] > h.doc[b]);
+
+function swap(h: Heap, a: number, b: number): void {
+  const d = h.doc[a];
+  h.doc[a] = h.doc[b];
+  h.doc[b] = d;
+  const s = h.score[a];
+  h.score[a] = h.score[b];
+  h.score[b] = s;
+}
+
+/** Adds to a min-heap (the worst held document on top) of `size` entries. */
+function heapPush(h: Heap, size: number, doc: number, score: number): void {
+  let i = size;
+  h.doc[i] = doc;
+  h.score[i] = score;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!below(h, i, p)) break;
+    swap(h, i, p);
+    i = p;
+  }
+}
+
+function heapReplaceTop(h: Heap, size: number, doc: number, score: number): void {
+  h.doc[0] = doc;
+  h.score[0] = score;
+  let i = 0;
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let least = i;
+    if (l < size && below(h, l, least)) least = l;
+    if (r < size && below(h, r, least)) least = r;
+    if (least === i) return;
+    swap(h, i, least);
+    i = least;
+  }
+}
+
+/** Per-query buffers of topBm25f, grown as needed and reused (one per thread). */
+export class TopKScratch {
+  query = new Int32Array(0);
+  weight = new Float64Array(0);
+  bound = new Float64Array(0);
+  cur = new Int32Array(0);
+  end = new Int32Array(0);
+  order = new Int32Array(0);
+  prefix = new Float64Array(1);
+  contrib = new Float64Array(0);
+  hit = new Uint8Array(0);
+  heap: Heap = { doc: new Int32Array(0), score: new Float64Array(0) };
+
+  reserve(terms: number, k: number): this {
+    if (this.query.length < terms) {
+      this.query = new Int32Array(terms);
+      this.weight = new Float64Array(terms);
+      this.bound = new Float64Array(terms);
+      this.cur = new Int32Array(terms);
+      this.end = new Int32Array(terms);
+      this.order = new Int32Array(terms);
+      this.prefix = new Float64Array(terms + 1);
+      this.contrib = new Float64Array(terms);
+      this.hit = new Uint8Array(terms);
+    }
+    if (this.heap.doc.length < k) this.heap = { doc: new Int32Array(k), score: new Float64Array(k) };
+    return this;
+  }
+}

@@ -54,6 +54,11 @@ export interface ServedSegment {
    * Still works once closed (evicted while a query used it): the file is opened for the read.
    */
   snippet(id: number): StoredSnippet | undefined;
+  /**
+   * The snippets with these ids, in their order (undefined for an unknown id): records lying
+   * next to each other in the file (a section's snippets) are read with one read.
+   */
+  snippets(ids: readonly number[]): Array<StoredSnippet | undefined>;
   close(): void;
 }
 
@@ -256,36 +261,55 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     const ids = data.ids;
     const positionOf = positionFinder(ids);
     let open = true;
+    /** Reads the file at `position` into buf (the file is opened for the read once closed); the bytes read. */
+    const readRecords = (buf: Uint8Array, position: number): number => {
+      if (open) return readFully(fd, buf, position);
+      let once: number;
+      try {
+        once = openSync(path, 'r');
+      } catch {
+        throw new SegmentError('missing', `segment file ${path} is gone`);
+      }
+      try {
+        return readFully(once, buf, position);
+      } finally {
+        closeSync(once);
+      }
+    };
+    const snippets = (wanted: readonly number[]): Array<StoredSnippet | undefined> => {
+      const out: Array<StoredSnippet | undefined> = new Array(wanted.length);
+      const at: Array<{ k: number; i: number }> = [];
+      wanted.forEach((id, k) => {
+        const i = positionOf(id);
+        if (i >= 0) at.push({ k, i });
+      });
+      at.sort((a, b) => a.i - b.i);
+      for (let r = 0; r < at.length; ) {
+        // A run of records next to each other (or the same record asked twice): one read.
+        let e = r + 1;
+        while (e < at.length && at[e].i - at[e - 1].i <= 1) e++;
+        const from = snipStart[at[r].i];
+        const buf = Buffer.allocUnsafe(snipStart[at[e - 1].i + 1] - from);
+        const got = readRecords(buf, base + from);
+        for (let x = r; x < e; x++) {
+          const i = at[x].i;
+          const rec = buf.subarray(snipStart[i] - from, snipStart[i + 1] - from);
+          if (snipStart[i + 1] - from > got || crc32(rec) !== snipCrc[i]) {
+            throw new SegmentError('corrupt', `segment file ${path}: snippet record ${i} is damaged`);
+          }
+          out[at[x].k] = freezeSnippet(JSON.parse(rec.toString('utf8')) as StoredSnippet);
+        }
+        r = e;
+      }
+      return out;
+    };
     const termBytes = data.terms.reduce((n, t) => n + 40 + 2 * t.length, 0);
     return {
       buildId,
       index: lexical,
       bytes: indexLength + termBytes,
-      snippet(id) {
-        const i = positionOf(id);
-        if (i < 0) return undefined;
-        const len = snipStart[i + 1] - snipStart[i];
-        const buf = Buffer.allocUnsafe(len);
-        let got: number;
-        if (open) got = readFully(fd, buf, base + snipStart[i]);
-        else {
-          let once: number;
-          try {
-            once = openSync(path, 'r');
-          } catch {
-            throw new SegmentError('missing', `segment file ${path} is gone`);
-          }
-          try {
-            got = readFully(once, buf, base + snipStart[i]);
-          } finally {
-            closeSync(once);
-          }
-        }
-        if (got < len || crc32(buf) !== snipCrc[i]) {
-          throw new SegmentError('corrupt', `segment file ${path}: snippet record ${i} is damaged`);
-        }
-        return freezeSnippet(JSON.parse(buf.toString('utf8')) as StoredSnippet);
-      },
+      snippet: (id) => snippets([id])[0],
+      snippets,
       close() {
         if (!open) return;
         open = false;
@@ -302,8 +326,11 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
 /** A search of a served segment: the index's results with their snippets, best first. */
 export function searchServedSegment(segment: ServedSegment, query: string, limit: number): SearchHit[] {
   const hits: SearchHit[] = [];
-  for (const r of segment.index.search(query, limit)) {
-    const snippet = segment.snippet(r.id);
+  const results = segment.index.search(query, limit);
+  const snippets = segment.snippets(results.map((r) => r.id));
+  for (let k = 0; k < results.length; k++) {
+    const r = results[k];
+    const snippet = snippets[k];
     if (snippet) hits.push(r.unit ? { snippet, score: r.score, unit: r.unit } : { snippet, score: r.score });
   }
   return hits;
@@ -317,7 +344,7 @@ export function assembleFromSegment(segment: ServedSegment, query: string, limit
   const ranked: RankedHit[] = segment.index.search(query, limit).map((r) =>
     r.unit ? { id: r.id, score: r.score, key: r.unit.key, unit: r.unit } : { id: r.id, score: r.score, key: segment.index.sectionKeyOf(r.id) ?? `\u0003${r.id}` },
   );
-  return assembleRanked(ranked, (id) => segment.snippet(id), query, budget);
+  return assembleRanked(ranked, (ids) => segment.snippets(ids), query, budget);
 }
 
 /** A segment held in memory (a reader that cannot write the file it rebuilt). */
@@ -328,6 +355,7 @@ export function memorySegment(buildId: string, data: IndexData, snippets: readon
     index: openLexicalIndex(data, params),
     bytes: Object.values(arraysOf(data)).reduce((n, a) => n + a.byteLength, 0) + snippets.reduce((n, s) => n + 2 * (s.content.length + s.code.length) + 400, 0),
     snippet: (id) => byId.get(id),
+    snippets: (ids) => ids.map((id) => byId.get(id)),
     close() {},
   };
 }

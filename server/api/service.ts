@@ -162,7 +162,7 @@ export class ApiService {
       throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const result = await this.backend('Documentation search', (signal) =>
-      getContext(this.kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal, fast }),
+      getContext(this.kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal, fast, resolved: { id: parsed, library } }),
     ).catch(
       async (e: unknown) => {
         const notServed = isRefdeskError(e) && (e.code === 'library_not_finalized' || e.code === 'version_not_found');

@@ -63,9 +63,9 @@ describe('answers assembled from the reachable candidates only', { skip: hasCorp
     const counting = (): ServedSegment => ({
       ...segment,
       index: segment.index,
-      snippet: (id: number) => {
-        readPruned++;
-        return segment.snippet(id);
+      snippets: (ids: readonly number[]) => {
+        readPruned += ids.length;
+        return segment.snippets(ids);
       },
     });
     for (const q of questions) {
@@ -85,7 +85,7 @@ describe('answers assembled from the reachable candidates only', { skip: hasCorp
     const q = 'register a plugin with options';
     const results = segment.index.search(q, 200);
     const drop = results[0].id;
-    const read = (id: number) => (id === drop ? undefined : segment.snippet(id));
+    const read = (ids: readonly number[]) => ids.map((id) => (id === drop ? undefined : segment.snippet(id)));
     const ranked = results.map((r) => ({ id: r.id, score: r.score, key: r.unit?.key ?? segment.index.sectionKeyOf(r.id)!, ...(r.unit ? { unit: r.unit } : {}) }));
     const hits = results.filter((r) => r.id !== drop).map((r) => ({ snippet: segment.snippet(r.id)!, score: r.score, ...(r.unit ? { unit: r.unit } : {}) }));
     assert.deepEqual(assembleRanked(ranked, read, q, 5000), assembleContext(hits, q, 5000));

@@ -1,0 +1,100 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { prng as rng } from '../../../scripts/fuzz/requests.ts';
+import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
+
+/**
+ * A random index: `docs` documents of three fields, words drawn from a skewed vocabulary (a few
+ * frequent words, many rare ones), as real text is.
+ */
+function randomIndex(random: () => number, docs: number, vocabulary: number): Bm25fData {
+  const word = () => Math.min(vocabulary - 1, Math.floor(vocabulary * random() ** 3));
+  const field = (max: number) => Array.from({ length: Math.floor(random() * max) }, word);
+  const fields = [Array.from({ length: docs }, () => field(6)), Array.from({ length: docs }, () => field(40)), Array.from({ length: docs }, () => field(3))];
+  return buildBm25fData(fields, [{ weight: 3, b: 0.5 }, { weight: 1, b: 0.75 }, { weight: 2, b: 0.3 }], 1.2, vocabulary);
+}
+
+/** The reference: every posting accumulated, then sorted (score, then document). */
+function exhaustive(index: Bm25fData, terms: number[], k: number, weights?: number[]): Array<{ doc: number; score: number }> {
+  const scores = new Float64Array(index.n);
+  const touched: number[] = [];
+  accumulateBm25f(index, terms, scores, touched, weights);
+  return [...new Set(touched)]
+    .filter((d) => scores[d] > 0)
+    .map((doc) => ({ doc, score: scores[doc] }))
+    .sort((a, b) => b.score - a.score || a.doc - b.doc)
+    .slice(0, k);
+}
+
+test('MaxScore top-k equals exhaustive scoring on randomized indexes (documents, order and scores to the bit)', () => {
+  const scratch = new TopKScratch();
+  let cases = 0;
+  for (let seed = 1; seed <= 30; seed++) {
+    const random = rng(seed);
+    const vocabulary = 20 + Math.floor(random() * 300);
+    const index = randomIndex(random, 1 + Math.floor(random() * 400), vocabulary);
+    for (let q = 0; q < 20; q++) {
+      // Query terms: some frequent, some rare, some unknown (-1) or repeated; weights as the
+      // lexical index gives them (1, synonym and prefix weights, idf powers), sometimes 0.
+      const terms = Array.from({ length: 1 + Math.floor(random() * 8) }, () => (random() < 0.1 ? -1 : Math.floor(vocabulary * random() ** 2)));
+      if (random() < 0.2) terms.push(terms[0]);
+      const weights = random() < 0.5 ? undefined : terms.map(() => (random() < 0.1 ? 0 : random() * 2));
+      for (const k of [1, 2, 3, 5, 10, 37, index.n, index.n + 5]) {
+        const want = exhaustive(index, terms, k, weights);
+        const got = topBm25f(index, terms, k, weights, scratch);
+        assert.deepEqual(got, want, `seed ${seed}, query ${q}, terms ${JSON.stringify(terms)}, k ${k}`);
+        cases++;
+      }
+    }
+  }
+  assert.equal(cases, 30 * 20 * 8);
+});
+
+test('ties at the k-th score keep the lower documents, as the exhaustive sort does', () => {
+  // Every document holds the one word once in a field of one token: all score alike.
+  const fields = [Array.from({ length: 50 }, () => [0])];
+  const index = buildBm25fData(fields, [{ weight: 1, b: 0.75 }], 1.2, 1);
+  const got = topBm25f(index, [0], 7);
+  assert.deepEqual(
+    got.map((r) => r.doc),
+    [0, 1, 2, 3, 4, 5, 6],
+  );
+  assert.deepEqual(got, exhaustive(index, [0], 7));
+});
+
+test('pruning skips work: on a large skewed index fewer postings are read than exhaustive scoring reads', () => {
+  const random = rng(7);
+  const index = randomIndex(random, 5000, 2000);
+  // A frequent word and two rarer ones: the frequent word's list becomes non-essential.
+  const common = 0;
+  const df = (t: number) => index.start[t + 1] - index.start[t];
+  const rare = [...Array(2000).keys()].filter((t) => df(t) >= 20 && df(t) <= 60).slice(0, 2);
+  assert.equal(rare.length, 2);
+  const terms = [common, ...rare];
+  const all = terms.reduce((n, t) => n + df(t), 0);
+  const stats: TopKStats = { postings: 0, scored: 0 };
+  const got = topBm25f(index, terms, 10, undefined, new TopKScratch(), stats);
+  assert.deepEqual(got, exhaustive(index, terms, 10));
+  assert.ok(df(common) > 1000, `the common word is in ${df(common)} documents`);
+  assert.ok(stats.postings < all / 2, `read ${stats.postings} of ${all} postings`);
+  assert.ok(stats.scored < 200, `scored ${stats.scored} documents`);
+});
+
+test('upper bounds bound every posting of their term and are reached by one', () => {
+  const index = randomIndex(rng(3), 300, 100);
+  const bounds = termUpperBounds(index);
+  assert.equal(termUpperBounds(index), bounds, 'computed once per index');
+  for (let t = 0; t < 100; t++) {
+    let max = 0;
+    for (let i = index.start[t]; i < index.start[t + 1]; i++) max = Math.max(max, index.tfw[i]);
+    assert.equal(bounds[t], max);
+  }
+});
+
+test('a negative term weight is refused (it would break the bounds); k of 0 and empty queries give nothing', () => {
+  const index = randomIndex(rng(5), 50, 30);
+  assert.throws(() => topBm25f(index, [1, 2], 5, [1, -1]), RangeError);
+  assert.deepEqual(topBm25f(index, [1, 2], 0), []);
+  assert.deepEqual(topBm25f(index, [], 5), []);
+  assert.deepEqual(topBm25f(index, [-1], 5), []);
+});
