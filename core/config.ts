@@ -120,7 +120,7 @@ const PLUGIN_PATH = /(?:^|[\\/])plugins[\\/]([a-z][a-z0-9-]*)((?:[\\/][^\\/]+)*)
 const BARE_NAME = /^[a-z][a-z0-9-]*$/;
 
 /** The built-in plugin folder of a name, when the package has it. */
-function builtinPlugin(name: string): string | null {
+export function builtinPlugin(name: string): string | null {
   const dir = join(BUILTIN_PLUGINS_DIR, name);
   return existsSync(join(dir, 'index.ts')) || existsSync(join(dir, 'index.js')) ? dir : null;
 }

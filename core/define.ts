@@ -46,6 +46,14 @@ export interface SourceDefinition<O = any, D extends DepTokens = DepTokens> exte
    * URL or `/websites/docs_example_com` for a site. Throws a RefdeskError for a spec it cannot name.
    */
   deriveId?(spec: Record<string, unknown>): string;
+  /** A short name for lists and forms (GET /api/sources, the web UI's /add tabs); default: the description, else the kind. */
+  title?: string;
+  /**
+   * How a library of this kind is added: `spec` (default) by its spec, on
+   * `POST /api/v2/add/source/{kind}`, `refdesk add --source <kind> --spec`, the web UI's form;
+   * `files` when the spec names files on the server (uploads): then only the upload routes add it.
+   */
+  addPayload?: 'spec' | 'files';
 }
 
 export type AnyDefinition = Definition<Role, any, any> | SourceDefinition<any, any>;
