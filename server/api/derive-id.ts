@@ -6,6 +6,9 @@
  */
 import { RefdeskError } from '../../core/errors.ts';
 import type { SourceDefinition } from '../../core/define.ts';
+import type { Kernel } from '../../core/kernel.ts';
+import type { AddLibraryInput } from '../../core/ingest.ts';
+import { validate } from '../../core/validate.ts';
 import { slugifyLibraryName } from '../../core/library-id.ts';
 
 /** The first non-secret string value of a spec, in its schema's property order. */
@@ -27,4 +30,16 @@ export function libraryIdForSpec(def: SourceDefinition, spec: Record<string, unk
   const slug = first ? slugifyLibraryName(first) : '';
   if (!slug) throw new RefdeskError('invalid_request', `No library ID can be derived for this "${def.kind}" spec: its first string field has no letters or digits; give a library ID.`);
   return `/${def.idPrefix}/${slug}`;
+}
+
+/**
+ * The add input with its library ID when the caller named none and the source has no deriveId
+ * (POST /api/admin/add, the web UI's form, `refdesk add --source <kind> --spec`). An invalid spec
+ * is left as is: addLibrary refuses it naming the field.
+ */
+export function withDerivedId(kernel: Kernel, input: AddLibraryInput): AddLibraryInput {
+  const def = kernel.sources.get(input.source)?.def;
+  if (!def || input.id || input.name || def.deriveId || !input.spec || typeof input.spec !== 'object') return input;
+  if (validate(def.specSchema, structuredClone(input.spec), 'spec').length > 0) return input;
+  return { ...input, id: libraryIdForSpec(def, input.spec) };
 }

@@ -32,7 +32,7 @@ import { libraryJson, type LibraryJson } from './library-json.ts';
 import type { CatalogSnapshot } from './answer-etag.ts';
 import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
 import { parseAddRequest, type AddRoute } from './add-requests.ts';
-import { libraryIdForSpec } from './derive-id.ts';
+import { libraryIdForSpec, withDerivedId } from './derive-id.ts';
 import { validate } from '../../core/validate.ts';
 import { builtinPlugin } from '../../core/config.ts';
 import type { SourceEntry } from '../../core/kernel.ts';
@@ -388,14 +388,7 @@ export class ApiService {
   async addFromSpec(input: Parameters<typeof addLibrary>[1]): Promise<{ library: LibraryRecord; job: JobRecord }> {
     this.ensureSourceEnabled(input.source);
     refuseFilePayload(this.kernel.sources.get(input.source)!);
-    const { def } = this.kernel.sources.get(input.source)!;
-    let withId = input;
-    if (!input.id && !input.name && !def.deriveId && input.spec && typeof input.spec === 'object') {
-      // A source without deriveId: /<idPrefix>/<slug of the first string field>, once the spec is valid.
-      const problems = validate(def.specSchema, structuredClone(input.spec), 'spec');
-      if (problems.length === 0) withId = { ...input, id: libraryIdForSpec(def, input.spec) };
-    }
-    const { library, job } = await addLibrary(this.kernel, withId);
+    const { library, job } = await addLibrary(this.kernel, withDerivedId(this.kernel, input));
     this.jobs.enqueue(job.id);
     return { library, job };
   }
