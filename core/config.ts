@@ -51,6 +51,8 @@ export interface LoadedDefinition {
   def: AnyDefinition;
   options: Record<string, unknown>;
   plugin: string;
+  /** The plugin's version (part of the fingerprint of what a library was built with, core/fingerprint.ts). */
+  pluginVersion: string;
   /** Where it was configured, e.g. `plugins[2]`. */
   at: string;
 }
@@ -204,7 +206,7 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
       const options = structuredClone(optionsByKind[def.kind] ?? {});
       const problems = validate(def.options, options, `${at}.options.${def.kind}`);
       if (problems.length > 0) throw new ConfigError(`${from}: plugin ${plugin.name}: ${problems.join('; ')}`);
-      byKind.set(def.kind, { def, options, plugin: plugin.name, at });
+      byKind.set(def.kind, { def, options, plugin: plugin.name, pluginVersion: String(plugin.version), at });
     }
   }
 
