@@ -4,7 +4,8 @@
  * GET /v1/blocks/{id}/children (a page's or block's children, paginated), each with the
  * integration's bearer token and the Notion-Version header. Pagination follows `has_more` and
  * `next_cursor`. A 429 waits for its Retry-After (a few times); other errors become
- * RefdeskErrors that say what Notion answered, never the token.
+ * RefdeskErrors naming the status and Notion's error code (never its message text, never the
+ * token).
  */
 import { RefdeskError, type Fetch } from 'refdesk/core';
 import type { NotionBlock, RichText } from './markdown.ts';
@@ -61,14 +62,15 @@ export class NotionClient {
       }
       const text = await res.text();
       if (!res.ok) {
+        // Notion's error code only (an identifier such as `unauthorized`): its message is upstream text.
         let code = '';
-        let message = '';
         try {
-          ({ code = '', message = '' } = JSON.parse(text) as { code?: string; message?: string });
+          const parsed = JSON.parse(text) as { code?: unknown };
+          if (typeof parsed.code === 'string' && /^[a-z_]{1,40}$/.test(parsed.code)) code = parsed.code;
         } catch {
           // not Notion's error shape
         }
-        const why = `Notion answered ${res.status}${code ? ` ${code}` : ''}${message ? `: ${message.slice(0, 200).replace(/\.$/, '')}` : ''}`;
+        const why = `Notion answered ${res.status}${code ? ` ${code}` : ''}`;
         if (res.status === 401) throw new RefdeskError('invalid_source', `${why}. Check the integration token of this library.`);
         if (res.status === 403 || res.status === 404) throw new RefdeskError('invalid_source', `${why}. Share the pages with the integration (Notion: ... > Connections).`);
         throw new RefdeskError('invalid_source', `${why} (${method} ${url.pathname}).`);
