@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { linkRefdeskIntoExample, NOTION_EXAMPLE } from '../helpers/notion-example.ts';
+import { linkRefdeskIntoExample, NOTION_EXAMPLE, ROOT } from '../helpers/notion-example.ts';
 import { startFakeNotion, WORKSPACE, type FakeNotion } from '../../examples/source-notion/test/fake-notion.ts';
 import { makeDataDir, removeDataDir, sleep, startServer, stopAll } from './refdesk-process.ts';
 
@@ -37,6 +37,12 @@ test("the example package's own tests pass (node --test, as its npm test runs th
   assert.equal(r.status, 0, r.stdout.slice(-4000) + r.stderr.slice(-2000));
   assert.match(r.stdout, /# fail 0/);
   assert.match(r.stdout, /# pass [1-9]/);
+});
+
+test("the example type-checks against refdesk/core's and refdesk/testing's types (its npm run typecheck)", { timeout: 180_000 }, () => {
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: NOTION_EXAMPLE, encoding: 'utf8', timeout: 170_000 });
+  assert.equal(r.status, 0, r.stdout.slice(-4000) + r.stderr.slice(-2000));
 });
 
 test('refdesk serve with a config that extends default: add through /api/v2/add/source/notion, answer through /api/v2/context', { timeout: 180_000 }, async () => {
