@@ -4,15 +4,15 @@
  * config file and the path inside it (and the plugin), never a value.
  */
 import { readFileSync, statSync, existsSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import semver from 'semver';
 import { ConfigError } from './errors.ts';
 import type { AnyDefinition, Plugin, Role } from './define.ts';
 import { KERNEL_VERSION } from './version.ts';
 import { validate } from './validate.ts';
 import { pluginOptionsError } from './plugin-options.ts';
+import { composeConfig, type ComposedEntry } from './config-compose.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
 
 const ROLES: readonly Role[] = ['source', 'chunker', 'llm', 'embedder', 'reranker', 'store'];
@@ -64,6 +64,8 @@ export interface LoadedDefinition {
   def: AnyDefinition;
   options: Record<string, unknown>;
   plugin: string;
+  /** The plugin's version (part of the fingerprint of what a library was built with, core/fingerprint.ts). */
+  pluginVersion: string;
   /** Where it was configured, e.g. `plugins[2]`. */
   at: string;
 }
@@ -82,38 +84,28 @@ export function defaultConfigPath(): string {
   return new URL('../config/default.yaml', import.meta.url).pathname;
 }
 
-/** Reads and validates the config file's own structure (not the plugins yet). */
-export function readConfig(file: string): RefdeskConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'it does not exist' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : (code ?? 'unreadable');
-    throw new ConfigError(`${file}: cannot read the configuration file (${why}): set REFDESK_CONFIG to a readable YAML file, or unset it for the default.`);
-  }
-  let data: unknown;
-  try {
-    data = parseYaml(text);
-  } catch (e) {
-    const line = (e as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
-    // The parser's first line says what is wrong; the lines after it quote the file (maybe a secret).
-    const why = ((e as Error).message ?? '').split('\n')[0].replace(/ at line \d+, column \d+:?$/, '').trim();
-    throw new ConfigError(`${file}: not valid YAML${line ? ` (line ${line}${why ? `: ${why}` : ''})` : why ? ` (${why})` : ''}; fix the file or set REFDESK_CONFIG to another one.`);
-  }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new ConfigError(`${file}: the top level must be a mapping`);
-  configSchema ??= JSON.parse(readFileSync(schemaPath, 'utf8')) as Record<string, unknown>;
-  const problems = validate(configSchema, data, '');
-  if (problems.length > 0) throw new ConfigError(`${file}: ${problems.map((p) => p.replace(/^\./, '')).join('; ')}`);
-  return interpolateEnv(data) as RefdeskConfig;
+/** The schema of config files (config/schema.json). */
+function configSchemaJson(): Record<string, unknown> {
+  return (configSchema ??= JSON.parse(readFileSync(schemaPath, 'utf8')) as Record<string, unknown>);
 }
 
-/** `${NAME}` in string values is replaced by the environment variable (for secrets). */
-function interpolateEnv(v: unknown): unknown {
-  if (typeof v === 'string') return v.replace(/\$\{([A-Z_][A-Z0-9_]*)\}/g, (_, n: string) => process.env[n] ?? '');
-  if (Array.isArray(v)) return v.map(interpolateEnv);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, interpolateEnv(x)]));
-  return v;
+/**
+ * Reads the config file and the configs it extends (core/config-compose.ts), validates each
+ * file's structure and the merged result (defaults applied), not the plugins yet. `origins[i]`
+ * says where `config.plugins[i]` was configured last and what its `use` is relative to.
+ */
+export function readComposedConfig(file: string): { config: RefdeskConfig; origins: ComposedEntry[]; chain: string[] } {
+  const composed = composeConfig(file, configSchemaJson(), defaultConfigPath());
+  const plugins = composed.plugins.map(({ use, enabled, options }) => ({ use: use!, ...(enabled !== undefined ? { enabled } : {}), ...(options ? { options } : {}) }));
+  const merged: Record<string, unknown> = { ...composed.data, plugins };
+  const problems = validate(configSchemaJson(), merged, '');
+  if (problems.length > 0) throw new ConfigError(`${file}${composed.chain.length > 1 ? ` (with ${composed.chain.slice(1).join(', ')})` : ''}: ${problems.map((p) => p.replace(/^\./, '')).join('; ')}`);
+  return { config: merged as unknown as RefdeskConfig, origins: composed.plugins, chain: composed.chain };
+}
+
+/** Reads and validates the config file's own structure, with the configs it extends (not the plugins yet). */
+export function readConfig(file: string): RefdeskConfig {
+  return readComposedConfig(file).config;
 }
 
 /** The package's own plugins folder: built-in plugins are found here wherever the config file lives. */
@@ -133,7 +125,7 @@ const PLUGIN_PATH = /(?:^|[\\/])plugins[\\/]([a-z][a-z0-9-]*)((?:[\\/][^\\/]+)*)
 const BARE_NAME = /^[a-z][a-z0-9-]*$/;
 
 /** The built-in plugin folder of a name, when the package has it. */
-function builtinPlugin(name: string): string | null {
+export function builtinPlugin(name: string): string | null {
   const dir = join(BUILTIN_PLUGINS_DIR, name);
   return existsSync(join(dir, 'index.ts')) || existsSync(join(dir, 'index.js')) ? dir : null;
 }
@@ -176,15 +168,15 @@ function isPlugin(x: unknown): x is Plugin {
 
 /** Loads the config file and every plugin it lists. */
 export async function loadConfig(file: string): Promise<LoadedConfig> {
-  const config = readConfig(file);
-  const configDir = dirname(resolve(file));
+  const { config, origins } = readComposedConfig(file);
   const definitions = new Map<Role, Map<string, LoadedDefinition>>(ROLES.map((r) => [r, new Map()]));
 
   for (const [i, entry] of config.plugins.entries()) {
     if (entry.enabled === false) continue;
-    const at = `plugins[${i}]`;
-    const where = `${file}: ${at} (${entry.use})`;
-    const resolved = resolvePluginSpecifier(entry.use, configDir);
+    // Where the entry was configured last: the file and its path there (a config may extend others).
+    const { file: from, at, useDir } = origins[i];
+    const where = `${from}: ${at} (${entry.use})`;
+    const resolved = resolvePluginSpecifier(entry.use, useDir);
     if (!resolved.ok) throw new ConfigError(`${where}: ${resolved.why}`);
     let mod: { default?: unknown };
     try {
@@ -226,8 +218,8 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
       }
       const options = structuredClone(optionsByKind[def.kind] ?? {});
       const problem = pluginOptionsError(plugin.name, def, options, at);
-      if (problem) throw new ConfigError(`${file}: ${problem}`);
-      byKind.set(def.kind, { def, options, plugin: plugin.name, at });
+      if (problem) throw new ConfigError(`${from}: ${problem}`);
+      byKind.set(def.kind, { def, options, plugin: plugin.name, pluginVersion: String(plugin.version), at });
     }
   }
 

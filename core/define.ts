@@ -77,6 +77,14 @@ export interface SourceDefinition<S extends JsonSchema = JsonSchema, D extends D
   deriveId?(spec: Record<string, unknown>): string;
   /** Makes the source; any `Source` fits, and `read`'s `ctx.spec` is typed from `specSchema`. */
   create: (options: OptionsOf<S>, deps: ResolvedDeps<D>) => TypedSource<SpecOf<P>> | Promise<TypedSource<SpecOf<P>>>;
+  /** A short name for lists and forms (GET /api/sources, the web UI's /add tabs); default: the description, else the kind. */
+  title?: string;
+  /**
+   * How a library of this kind is added: `spec` (default) by its spec, on
+   * `POST /api/v2/add/source/{kind}`, `refdesk add --source <kind> --spec`, the web UI's form;
+   * `files` when the spec names files on the server (uploads): then only the upload routes add it.
+   */
+  addPayload?: 'spec' | 'files';
 }
 
 export type AnyDefinition = Definition<Role, any, any> | SourceDefinition<any, any, any>;

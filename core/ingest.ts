@@ -4,7 +4,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { BuildDocument, IngestProgress, JobRecord, LibraryMeta, LibraryRecord, LogLevel, PreviousDocument, Snippet, SourceDocument, StoredSnippet } from './contracts.ts';
-import { KERNEL_VERSION } from './version.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
@@ -20,6 +19,7 @@ import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from
 import { StoredDocsWriter, hasStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
 import { chunkDocument } from './chunk-worker.ts';
+import { buildFingerprints } from './fingerprint.ts';
 import { EMBED_JOB_KIND, IngestVectors, embedServedVersion, removeBuildVectors } from './vectors.ts';
 
 export interface AddLibraryInput {
@@ -214,10 +214,10 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const vectors = await IngestVectors.start(kernel);
     // Documents of the served build that this kernel's chunking made: the source may skip them.
     // A rechunk job chunks every document again.
-    const fingerprint = chunkingFingerprint(kernel);
+    const fingerprints = buildFingerprints(kernel, library.source.kind);
     const previous = new Map<string, PreviousDocument>();
     for (const [path, d] of rechunk ? [] : await store.getDocuments(job.libraryId, job.version)) {
-      if (d.chunker === fingerprint) previous.set(path, { hash: d.hash, meta: d.meta });
+      if (fingerprints.current(d.chunker)) previous.set(path, { hash: d.hash, meta: d.meta });
     }
     // The stored build: the documents as the chunker consumes them, streamed to a compressed file.
     try {
@@ -337,7 +337,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       // The job's log file only (not the store's lines, not the process log): one line per document.
       const chunked = jobLog.append({ level: 'debug', stage, message: redact(`${doc.path}: ${snippets.length} snippets${before && before.hash === hash ? ' (unchanged, reused)' : ''}`), path: redact(doc.path) });
       if (chunked) options.onLog?.(chunked);
-      documents.push({ path: doc.path, hash, meta, chunker: fingerprint });
+      documents.push({ path: doc.path, hash, meta, chunker: fingerprints.of(doc.format) });
       progress.files++;
       progress.snippets += snippets.length;
       for (const s of snippets) totalTokens += s.tokens;
@@ -428,15 +428,6 @@ function redactError(e: unknown, redact: Redactor): unknown {
     if (e.stack) e.stack = redact(e.stack);
   }
   return e;
-}
-
-/**
- * Identifies how snippets were made: the kernel version and the chunking configuration. Snippets
- * of a previous build are reused only when this matches, so a new chunker gives fresh snippets.
- */
-export function chunkingFingerprint(kernel: Kernel): string {
-  const chunking = { kernel: KERNEL_VERSION, chunkers: kernel.config.slots.chunkers ?? null, plugins: kernel.config.plugins, revisions: kernel.chunkers.map((c) => c.revision ?? 0) };
-  return createHash('sha1').update(JSON.stringify(chunking)).digest('hex').slice(0, 16);
 }
 
 /** The kernel's fingerprint of a document without a source hash: its content and line map. */

@@ -26,11 +26,25 @@ export interface SourceEntry {
   kind: string;
   def: SourceDefinition;
   source: Source;
+  /** What made it (its plugin and options): part of its libraries' build fingerprint (core/fingerprint.ts). */
+  origin?: PluginOrigin;
 }
+
+/** The plugin and validated options a configured definition was made from. */
+export interface PluginOrigin {
+  kind: string;
+  plugin: string;
+  version: string;
+  options: Record<string, unknown>;
+}
+
+const originOf = (e: LoadedDefinition): PluginOrigin => ({ kind: e.def.kind, plugin: e.plugin, version: e.pluginVersion, options: e.options });
 
 export class Kernel {
   readonly sources = new Map<string, SourceEntry>();
   readonly chunkers: Chunker[] = [];
+  /** What made each of `chunkers` (same order): part of the build fingerprint (core/fingerprint.ts). */
+  readonly chunkerOrigins: PluginOrigin[] = [];
   /** The LLM and embedder of the operator's settings, through the provider plugins (core/providers.ts). */
   providers!: Providers;
   reranker: Reranker | null = null;
@@ -113,9 +127,13 @@ export async function buildKernel(loaded: LoadedConfig, services: KernelServices
   container.registerInstance(Tokens.Providers, kernel.providers);
   if (config.slots.reranker) kernel.reranker = await make<Reranker>(definitions.get('reranker')!.get(config.slots.reranker)!);
   const chunkerKinds = config.slots.chunkers ?? [...definitions.get('chunker')!.keys()];
-  for (const kind of chunkerKinds) kernel.chunkers.push(await make<Chunker>(definitions.get('chunker')!.get(kind)!));
+  for (const kind of chunkerKinds) {
+    const entry = definitions.get('chunker')!.get(kind)!;
+    kernel.chunkers.push(await make<Chunker>(entry));
+    kernel.chunkerOrigins.push(originOf(entry));
+  }
   for (const [kind, entry] of definitions.get('source')!) {
-    kernel.sources.set(kind, { kind, def: entry.def as SourceDefinition, source: await make<Source>(entry) });
+    kernel.sources.set(kind, { kind, def: entry.def as SourceDefinition, source: await make<Source>(entry), origin: originOf(entry) });
   }
   return kernel;
 }

@@ -1,13 +1,13 @@
 /**
- * Re-chunking from stored builds (issue 17): when the chunking configuration changes (its
- * fingerprint, core/ingest.ts chunkingFingerprint), each served library version whose documents
- * were chunked otherwise gets a `rechunk` job. The job reads the documents the served build
+ * Re-chunking from stored builds (issue 17): when what built a library version changes (its
+ * source's plugin or options, or the chunker that chunked its documents: core/fingerprint.ts),
+ * that version gets a `rechunk` job; versions built by unchanged plugins are left alone. The job reads the documents the served build
  * stored (core/stored-docs.ts) instead of the source, so it needs neither the source nor the
  * upload, and builds the version anew beside the served one like any ingest.
  */
 import type { SourceDocument } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
-import { chunkingFingerprint } from './ingest.ts';
+import { buildFingerprints } from './fingerprint.ts';
 import { formatLibraryId } from './library-id.ts';
 import { hasStoredDocs, readStoredDocs } from './stored-docs.ts';
 
@@ -33,29 +33,29 @@ export interface RechunkPlan {
  */
 export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
   const { store } = kernel;
-  const fingerprint = chunkingFingerprint(kernel);
   const plan: RechunkPlan = { queued: [], withoutStoredDocs: [] };
   for (const library of await store.listLibraries()) {
+    const fingerprints = buildFingerprints(kernel, library.source.kind);
     const pending = new Set(
       (await store.listJobs({ libraryId: library.id, limit: 1000 })).filter((j) => j.state === 'queued' || j.state === 'running').map((j) => j.version),
     );
     for (const v of await store.listVersions(library.id)) {
       if (!v.activeBuildId || pending.has(v.version)) continue;
       const docs = await store.getDocuments(library.id, v.version);
-      if (docs.size === 0 || [...docs.values()].every((d) => d.chunker === fingerprint)) continue;
+      if (docs.size === 0 || [...docs.values()].every((d) => fingerprints.current(d.chunker))) continue;
       const name = formatLibraryId(library.id, v.version);
       if (!(await hasStoredDocs(kernel.env.dataDir, v.activeBuildId))) {
         plan.withoutStoredDocs.push(name);
         continue;
       }
       const job = await store.createJob({ libraryId: library.id, version: v.version, kind: RECHUNK_JOB_KIND });
-      await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (the chunking configuration changed)`);
+      await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (the source or chunker that built it changed)`);
       plan.queued.push(name);
     }
   }
-  if (plan.queued.length > 0) kernel.logger.info('the chunking configuration changed: re-chunking libraries from their stored documents', { versions: plan.queued });
+  if (plan.queued.length > 0) kernel.logger.info('the source or chunker that built these versions changed: re-chunking them from their stored documents', { versions: plan.queued });
   if (plan.withoutStoredDocs.length > 0) {
-    kernel.logger.warn('the chunking configuration changed, but these versions stored no documents: add or refresh them to re-chunk them', {
+    kernel.logger.warn('the source or chunker that built these versions changed, but they stored no documents: add or refresh them to re-chunk them', {
       versions: plan.withoutStoredDocs,
     });
   }

@@ -5,7 +5,7 @@
  * website). `--source <kind>` overrides the guess. Secrets come from environment variables only
  * (never argv, which other users of the machine can read).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { RefdeskError } from '../core/errors.ts';
 import { gitRepositoryUrl } from '../core/git-url.ts';
@@ -27,7 +27,11 @@ export interface AddTargetOptions {
   branch?: string;
   space?: string;
   email?: string;
+  /** `--spec`: the source's spec as JSON, or `@file` holding it (for secret fields: keep them off argv). */
+  spec?: string;
   env: NodeJS.ProcessEnv;
+  /** Reads `--spec @file` (default: the file system). */
+  readFile?: (path: string) => string;
 }
 
 const GIT_HOSTS = /^(www\.)?(github\.com|gitlab\.com|bitbucket\.org)$/i;
@@ -42,7 +46,36 @@ export function guessUrlSource(url: URL): string {
   return 'website';
 }
 
+/**
+ * `refdesk add --source <kind> --spec '<json>'` (or `--spec @spec.json`): any source, its spec
+ * given as is (validated against the kind's specSchema where it is added).
+ */
+export function specAddTarget(opts: AddTargetOptions & { spec: string }): AddTarget {
+  if (!opts.source) throw new RefdeskError('invalid_request', 'add --spec: name the source kind with --source <kind> (GET /api/sources lists them).');
+  let text = opts.spec;
+  if (text.startsWith('@')) {
+    const file = text.slice(1);
+    try {
+      text = (opts.readFile ?? ((p: string) => readFileSync(p, 'utf8')))(file);
+    } catch (e) {
+      throw new RefdeskError('invalid_request', `add --spec @${file.slice(0, 200)}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}).`);
+    }
+  }
+  let spec: unknown;
+  try {
+    spec = JSON.parse(text);
+  } catch (e) {
+    throw new RefdeskError('invalid_request', `add --spec: not valid JSON (${(e as Error).message.split('\n')[0].slice(0, 120)}); give the spec as a JSON object, e.g. --spec '{"url": "https://example.com"}'.`);
+  }
+  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new RefdeskError('invalid_request', 'add --spec: the spec must be a JSON object of the source\'s parameters.');
+  return { source: opts.source, spec: spec as Record<string, unknown>, ...(opts.id ? { id: opts.id } : {}), ...(opts.name ? { name: opts.name } : {}) };
+}
+
 export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTarget {
+  if (opts.spec !== undefined) {
+    if (target) throw new RefdeskError('invalid_request', 'add --spec: give the spec or a target, not both.');
+    return specAddTarget({ ...opts, spec: opts.spec });
+  }
   if (!target) throw new RefdeskError('invalid_request', 'add: give a folder, a file, an archive, a URL or npm:/pypi:<package>.');
   const pkg = /^(npm|pypi|packages):(.+)$/.exec(target);
   let source = opts.source;

@@ -32,9 +32,11 @@ Commands:
   serve                                  start the HTTP server (PORT, DATA_DIR)
   add <path|archive> [--name <name>]    index a folder, a file, or a .zip/.tar.gz as /docs/<name>
   add <url> | npm:<pkg> | pypi:<pkg>     index a git repository, website, llms.txt, OpenAPI spec or package
-      [--source git|website|llmstxt|openapi|confluence|npm|pypi|packages] [--id /owner/repo]
+      [--source <kind>] [--id /owner/repo]
       [--branch B] [--space KEY --email E] [--title T] [--description D]
       secrets from the environment only: REFDESK_GIT_TOKEN, CONFLUENCE_API_TOKEN, CONFLUENCE_PAT
+  add --source <kind> --spec '<json>'|@spec.json [--id ID] [--title T]
+                                         any source of the config (GET /api/sources) by its spec
   libraries                              list the libraries in DATA_DIR
   search <name> <query>                  find libraries by name (and question)
   context <libraryId> <query> [--json] [--tokens N] [--fast]
@@ -121,6 +123,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
     branch: str('branch'),
     space: str('space'),
     email: str('email'),
+    spec: str('spec'),
     env: process.env,
   });
   const title = str('title');
@@ -138,8 +141,9 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   const output = ingestOutput(settings);
   const kernel = await openKernel(settings, 'writer', output.logger);
   try {
-    const { library, job } = await addLibrary(kernel, { ...t, title, description });
-    process.stderr.write(`Indexing ${t.source === 'upload' ? String(t.spec.path) : positionals[0]} as ${library.id}\n`);
+    const { withDerivedId } = await import('./api/derive-id.ts');
+    const { library, job } = await addLibrary(kernel, withDerivedId(kernel, { ...t, title, description }));
+    process.stderr.write(`Indexing ${t.source === 'upload' ? String(t.spec.path) : (positionals[0] ?? `the ${t.source} spec`)} as ${library.id}\n`);
     const done = await runIngestJob(kernel, job.id, { onProgress: (p) => output.progress(p) });
     output.finish();
     if (done.state !== 'succeeded') {
@@ -436,6 +440,7 @@ async function dispatch(argv: string[]): Promise<number> {
       name: { type: 'string' },
       id: { type: 'string' },
       source: { type: 'string' },
+      spec: { type: 'string' },
       branch: { type: 'string' },
       space: { type: 'string' },
       email: { type: 'string' },

@@ -207,6 +207,42 @@ export function openApiDocument(): Json {
           security: keyRequired,
         },
       },
+      '/v2/add/source/{kind}': {
+        post: {
+          summary: 'Add a library from any source by its spec',
+          description:
+            "The body is the source's spec: the JSON Schema GET /api/sources lists as `specSchema` for the kind (secret fields are writeOnly), plus `libraryTitle?` when the schema has no such field. Without a deriveId in the source plugin the library ID is /<idPrefix>/<slug of the spec's first string field>. The other add routes are aliases of this one with Context7's field names.",
+          operationId: 'addSource',
+          tags: ['Add Library'],
+          parameters: [{ name: 'kind', in: 'path', required: true, description: 'A source kind GET /api/sources lists (e.g. git, website, or a third-party plugin\'s kind).', schema: { type: 'string', pattern: '^[a-z][a-z0-9-]*$' } }],
+          requestBody: { required: true, content: json({ type: 'object', description: "The kind's spec (GET /api/sources).", additionalProperties: true }) },
+          responses: {
+            '202': {
+              description: 'The library was created (not finalized yet) and its ingest queued (or the job already queued or running for it).',
+              headers: rateLimitHeaders,
+              content: json({
+                type: 'object',
+                required: ['libraryName', 'libraryId', 'jobId', 'message'],
+                properties: {
+                  libraryName: { type: 'string' },
+                  libraryId: { type: 'string' },
+                  jobId: { type: 'string' },
+                  state: { type: 'string' },
+                  statusUrl: { type: 'string' },
+                  eventsUrl: { type: 'string' },
+                  logUrl: { type: 'string' },
+                  message: { type: 'string' },
+                },
+              }),
+            },
+            '400': resp('BadRequest'),
+            '404': errorResponse('No source of this kind is loaded', { error: 'not_found', message: 'No source of kind "notion" on this server. Its sources: upload, git, website.' }),
+            '409': resp('Conflict'),
+            ...common,
+          },
+          security: keyRequired,
+        },
+      },
       '/v2/add/repo/github': addRepo('github', 'Add a GitHub repository'),
       '/v2/add/repo/gitlab': addRepo('gitlab', 'Add a GitLab repository'),
       '/v2/add/repo/bitbucket': addRepo('bitbucket', 'Add a Bitbucket repository'),

@@ -11,6 +11,7 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'confluence',
+      title: 'Confluence space',
       idPrefix: 'confluence',
       description:
         'A Confluence space (Cloud REST v2 or Server/Data Center REST v1), or a page subtree, becomes a /confluence/<site>_<space> library; refreshes re-read only pages whose version changed.',

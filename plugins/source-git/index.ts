@@ -11,6 +11,7 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'git',
+      title: 'Git repository',
       idPrefix: null,
       description: 'A git repository (GitHub, GitLab, Bitbucket or any git server; https, ssh or file://) becomes an /owner/repo library; tags are its versions.',
       options: gitOptionsSchema,

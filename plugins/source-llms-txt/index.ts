@@ -11,6 +11,7 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'llmstxt',
+      title: 'llms.txt',
       idPrefix: 'llmstxt',
       description: 'An llms.txt file and the pages it links (or an llms-full / llms-ctx file split into its pages) becomes a /llmstxt/<source> library.',
       options: llmsTxtOptionsSchema,

@@ -13,6 +13,7 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'openapi',
+      title: 'OpenAPI / Swagger specification',
       idPrefix: 'openapi',
       description: 'An OpenAPI 3.0/3.1 or Swagger 2.0 spec (URL or uploaded file): one code snippet per operation with an example curl request.',
       options: openApiOptionsSchema,

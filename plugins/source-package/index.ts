@@ -13,6 +13,7 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'npm',
+      title: 'npm package',
       idPrefix: 'npm',
       description: 'An npm package (README, docs, markdown and public type declarations of its tarball) becomes a /npm/<name> library.',
       options: npmOptionsSchema,
@@ -25,6 +26,7 @@ export default definePlugin({
     }),
     defineSource({
       kind: 'pypi',
+      title: 'PyPI package',
       idPrefix: 'pypi',
       description: 'A PyPI project (long description, docs of its sdist or wheel) becomes a /pypi/<name> library.',
       options: pypiOptionsSchema,
@@ -37,6 +39,7 @@ export default definePlugin({
     }),
     defineSource({
       kind: 'packages',
+      title: 'Package (npm or PyPI)',
       idPrefix: 'packages',
       description: 'A package by name alone becomes a /packages/<name> library: the npm registry is asked first, then PyPI, when it is added.',
       options: packagesOptionsSchema,

@@ -10,6 +10,8 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'upload',
+      title: 'Uploaded files or archive',
+      addPayload: 'files',
       idPrefix: 'docs',
       description: 'A local folder, a documentation file, or a .zip / .tar.gz / .tgz archive becomes a /docs/<name> library.',
       options: uploadOptionsSchema,

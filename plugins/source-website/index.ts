@@ -11,6 +11,7 @@ export default definePlugin({
   definitions: [
     defineSource({
       kind: 'website',
+      title: 'Website (crawled)',
       idPrefix: 'websites',
       description: 'A documentation website, crawled from a start URL (robots.txt, sitemaps, canonical URLs) into a /websites/<name> library.',
       options: websiteOptionsSchema,

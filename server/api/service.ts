@@ -32,7 +32,10 @@ import { libraryJson, type LibraryJson } from './library-json.ts';
 import type { CatalogSnapshot } from './answer-etag.ts';
 import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
 import { parseAddRequest, type AddRoute } from './add-requests.ts';
-import { fallbackLibraryId } from './derive-id.ts';
+import { libraryIdForSpec, withDerivedId } from './derive-id.ts';
+import { validate } from '../../core/validate.ts';
+import { builtinPlugin } from '../../core/config.ts';
+import type { SourceEntry } from '../../core/kernel.ts';
 import { checkOpenApiUpload } from './openapi-upload.ts';
 import { KERNEL_VERSION } from '../../core/version.ts';
 
@@ -55,15 +58,16 @@ export interface AddResponse {
   jobId: string;
 }
 
-/** The config line that enables each source kind's plugin (for "not enabled" messages). */
-const PLUGIN_OF_KIND: Record<string, string> = {
-  git: 'source-git',
-  openapi: 'source-openapi',
-  llmstxt: 'source-llms-txt',
-  website: 'source-website',
-  confluence: 'source-confluence',
-  upload: 'source-upload',
-};
+/** The config line that enables a kind: the built-in plugin plugins/source-<kind> when the package has one. */
+const pluginHint = (kind: string) =>
+  builtinPlugin(`source-${kind}`) ? `"- use: source-${kind}"` : `the plugin that provides it ("- use: <its path or package name>"; a config with "extends: default" has every built-in source)`;
+
+/** A source whose spec names files on the server (`addPayload: 'files'`) is added by uploading them, never by a spec. */
+function refuseFilePayload(entry: SourceEntry): void {
+  if (entry.def.addPayload === 'files') {
+    throw new RefdeskError('invalid_request', `The "${entry.kind}" source reads uploaded files: send them with POST /api/libraries/upload or POST /api/admin/upload (refdesk add <folder>), not a server path.`);
+  }
+}
 
 export class ApiService {
   readonly rateLimiter: RateLimiter;
@@ -281,10 +285,9 @@ export class ApiService {
   /** A 400 `source_not_enabled` naming the kind and how to enable it, unless it is enabled. */
   ensureSourceEnabled(kind: string): void {
     if (this.kernel.sources.has(kind)) return;
-    const plugin = PLUGIN_OF_KIND[kind] ?? `a plugin providing the "${kind}" source`;
     throw new RefdeskError(
       'source_not_enabled',
-      `The "${kind}" source is not enabled on this server. To enable it, add "- use: ../plugins/${plugin}/index.ts" to the plugins list of the server's config file (REFDESK_CONFIG, default config/default.yaml) and restart the server. Enabled sources: ${[...this.kernel.sources.keys()].join(', ') || 'none'}.`,
+      `The "${kind}" source is not enabled on this server. To enable it, add ${pluginHint(kind)} to the plugins list of the server's config file (REFDESK_CONFIG, default config/default.yaml) and restart the server. Enabled sources: ${[...this.kernel.sources.keys()].join(', ') || 'none'}.`,
     );
   }
 
@@ -294,13 +297,47 @@ export class ApiService {
     const req = parseAddRequest(route, body);
     this.ensureSourceEnabled(req.kind);
     const def = this.kernel.sources.get(req.kind)!.def;
-    const derived = def.deriveId ? def.deriveId(structuredClone(req.spec)) : fallbackLibraryId(req.kind, req.spec);
-    const id = parseLibraryId(derived, { wholePath: true }).id;
+    const id = parseLibraryId(libraryIdForSpec(def, req.spec), { wholePath: true }).id;
     const pending = await this.refuseExisting(id);
     if (pending) {
       return { libraryName: id, jobId: pending.id, message: `${id} has no documentation served yet and its ingest is already ${pending.state} (job ${pending.id}); until it is finalized the library answers 202.` };
     }
     return this.queueAdd({ source: req.kind, id, spec: req.spec, title: req.title, description: req.description }, `Queued ${id} from the ${req.kind} source`);
+  }
+
+  /**
+   * POST /api/v2/add/source/{kind}: the body is the source's spec (its specSchema is the add
+   * payload), plus `libraryTitle?` when the schema has no such field. 404 `not_found` listing the
+   * kinds for an unknown kind; 400 naming the field for a bad spec. Resolves with the library, the
+   * job (queued, or the one already queued or running for a library with nothing served yet).
+   */
+  async addSourceFor(principal: Principal, kind: string, body: unknown): Promise<{ library: LibraryRecord; job: JobRecord; queued: boolean }> {
+    requireKey(principal, 'Adding a library');
+    const entry = this.sourceEntry(kind);
+    refuseFilePayload(entry);
+    const spec = structuredClone(objectBody(body));
+    const props = (entry.def.specSchema.properties ?? {}) as Record<string, unknown>;
+    let title: string | undefined;
+    if (!Object.hasOwn(props, 'libraryTitle')) {
+      title = optionalString(spec, 'libraryTitle', 200)?.trim() || undefined;
+      delete spec.libraryTitle;
+    }
+    const problems = validate(entry.def.specSchema, structuredClone(spec), 'spec');
+    if (problems.length > 0) throw new RefdeskError('invalid_request', `Invalid ${kind} source parameters: ${problems.join('; ')}`);
+    const id = parseLibraryId(libraryIdForSpec(entry.def, spec), { wholePath: true }).id;
+    const pending = await this.refuseExisting(id);
+    if (pending) return { library: (await this.kernel.store.getLibrary(id))!, job: pending, queued: false };
+    const { library, job } = await addLibrary(this.kernel, { source: kind, id, spec, ...(title ? { title } : {}) });
+    this.jobs.enqueue(job.id);
+    return { library, job, queued: true };
+  }
+
+  /** The enabled source of a kind: 404 `not_found` listing the enabled kinds when there is none. */
+  sourceEntry(kind: string): SourceEntry {
+    const entry = this.kernel.sources.get(kind);
+    if (entry) return entry;
+    const kinds = [...this.kernel.sources.keys()];
+    throw new ApiError('not_found', `No source of kind "${kind.slice(0, 60)}" on this server. Its sources: ${kinds.join(', ') || 'none'} (GET /api/sources lists them with their spec schemas).`, { details: { kinds } });
   }
 
   /**
@@ -349,9 +386,9 @@ export class ApiService {
    * web UI's add forms): validated against the source's specSchema by addLibrary, then queued.
    */
   async addFromSpec(input: Parameters<typeof addLibrary>[1]): Promise<{ library: LibraryRecord; job: JobRecord }> {
-    if (input.source === 'upload') throw new RefdeskError('invalid_request', 'Send files with POST /api/admin/upload (refdesk add <folder>), not a server path.');
     this.ensureSourceEnabled(input.source);
-    const { library, job } = await addLibrary(this.kernel, input);
+    refuseFilePayload(this.kernel.sources.get(input.source)!);
+    const { library, job } = await addLibrary(this.kernel, withDerivedId(this.kernel, input));
     this.jobs.enqueue(job.id);
     return { library, job };
   }

@@ -15,10 +15,26 @@ import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
 import { pumpMultipart, readJsonBody } from '../body.ts';
 import type { Access } from '../access.ts';
+import { queuedJobAnswer } from '../job-access.ts';
 
-/** POST /api/v2/add/{repo/github|repo/gitlab|repo/bitbucket|repo/git|openapi|llmstxt|website|confluence} and /api/v2/add/openapi-upload */
+/**
+ * POST /api/v2/add/source/{kind} (any source: the body is its spec), its Context7-named aliases
+ * /api/v2/add/{repo/github|repo/gitlab|repo/bitbucket|repo/git|openapi|llmstxt|website|confluence},
+ * and /api/v2/add/openapi-upload.
+ */
 export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploadBytes: number; access: Access }): Router {
   const r = newRouter();
+  r.post('/api/v2/add/source/:kind', async (ctx) => {
+    const principal = principalOf(ctx);
+    requireKey(principal, 'Adding a library');
+    opts.access.requireLicence('Adding a library');
+    const { library, job, queued } = await service.addSourceFor(principal, ctx.params.kind, await readJsonBody(ctx));
+    const message = queued
+      ? `Queued ${library.id} from the ${ctx.params.kind} source (job ${job.id}). Until its first build is finalized the library answers 202; retry then.`
+      : `${library.id} has no documentation served yet and its ingest is already ${job.state} (job ${job.id}); until it is finalized the library answers 202.`;
+    ctx.status = 202;
+    ctx.body = await queuedJobAnswer(service.kernel.store, library.id, job, message);
+  });
   for (const route of ADD_ROUTES) {
     r.post(`/api/v2/add/${route}`, async (ctx) => {
       const principal = principalOf(ctx);

@@ -10,25 +10,16 @@ import type { Kernel } from '../../core/kernel.ts';
 import { secretFields } from '../../core/secrets.ts';
 import type { JsonSchema } from '../../core/define.ts';
 
-/** Titles of the built-in kinds; other plugins' kinds use their definition's description. */
-const TITLES: Record<string, string> = {
-  git: 'Git repository',
-  upload: 'Uploaded files or archive',
-  website: 'Website (crawled)',
-  llmstxt: 'llms.txt',
-  openapi: 'OpenAPI / Swagger specification',
-  confluence: 'Confluence space',
-  npm: 'npm package',
-  pypi: 'PyPI package',
-  packages: 'Package (npm or PyPI)',
-};
-
 /** What GET /api/sources lists for one source kind (the web UI's add forms are built from it too). */
 export interface SourceKindInfo {
   kind: string;
   title: string;
   description: string;
   idPrefix: string | null;
+  /** `spec`: added by its spec (POST /api/v2/add/source/{kind}); `files`: by uploading files. */
+  addPayload: 'spec' | 'files';
+  /** Where a spec of this kind is added. */
+  addUrl: string | null;
   secretFields: string[];
   specSchema: JsonSchema;
 }
@@ -37,9 +28,11 @@ export interface SourceKindInfo {
 export function sourceKinds(kernel: Kernel): SourceKindInfo[] {
   return [...kernel.sources.values()].map(({ kind, def }) => ({
     kind,
-    title: TITLES[kind] ?? def.description ?? kind,
+    title: def.title ?? def.description ?? kind,
     description: def.description ?? '',
     idPrefix: def.idPrefix,
+    addPayload: def.addPayload ?? 'spec',
+    addUrl: def.addPayload === 'files' ? null : `/api/v2/add/source/${kind}`,
     secretFields: secretFields(def.specSchema),
     specSchema: def.specSchema,
   }));

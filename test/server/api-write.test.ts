@@ -87,7 +87,7 @@ describe('public API: adding and refreshing libraries, policies', () => {
     const r = await post('/api/v2/add/confluence', { siteUrl: 'https://acme.atlassian.net/wiki', spaceKey: 'ENG' });
     assert.equal(r.status, 400);
     assert.equal(r.body.error, 'source_not_enabled');
-    assert.match(r.body.message, /"confluence" source is not enabled.*plugins\/source-confluence\/index\.ts.*REFDESK_CONFIG/);
+    assert.match(r.body.message, /"confluence" source is not enabled.*"- use: source-confluence".*REFDESK_CONFIG/);
   });
 
   test('git: the library is created not finalized, the job runs and finalizes; gitToken is sealed at rest; 409 on a second add', async () => {
@@ -329,7 +329,7 @@ describe('public API: adding and refreshing libraries, policies', () => {
     assert.equal(r.status, 200);
     assert.equal(r.body.openapi, '3.1.0');
     const api = (await SwaggerParser.validate(structuredClone(r.body))) as { paths: Record<string, Record<string, unknown>> };
-    const documented = Object.entries(api.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} /api${p}`)).sort();
+    const documented = Object.entries(api.paths).flatMap(([p, ops]) => Object.keys(ops).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} /api${p.replace(/\{(\w+)\}/g, ':$1')}`)).sort();
     const served = s.refdesk.app.middleware
       .flatMap((m: any) => (m.router ? m.router.stack : []))
       .flatMap((layer: any) => layer.methods.filter((x: string) => x !== 'HEAD').map((x: string) => `${x} ${layer.path}`))

@@ -31,6 +31,7 @@ function startServer(): Promise<ApiServer> {
       plugin('source-package'),
       plugin('source-confluence'),
       { use: join(ROOT, 'test/fixtures/ui-plugins/wiki-source.ts') },
+      { use: join(ROOT, 'test/fixtures/custom-source/notes-source.ts') },
     ],
   });
 }
@@ -152,7 +153,9 @@ describe('/add in a real browser', () => {
     for (const t of ['Git repository', 'Website (crawled)', 'llms.txt', 'OpenAPI by URL', 'OpenAPI file', 'npm package', 'PyPI package', 'Uploaded files or archive', 'Confluence space', 'Team wiki space (a third-party source)']) {
       assert.ok(tabs.includes(t), `tab ${t} in ${tabs.join(', ')}`);
     }
-    assert.equal(await page.locator('a[aria-current="page"]', { hasText: 'Git repository' }).count(), 1);
+    // Tabs in the config's order (no list of kinds in the UI): the first is this server's first source, upload.
+    assert.equal(tabs[0], 'Uploaded files or archive');
+    assert.equal(await page.locator('a[aria-current="page"]', { hasText: 'Uploaded files or archive' }).count(), 1);
     for (const kind of ['git', 'website', 'confluence', 'upload']) {
       await page.goto(`${server.base}/add?kind=${kind}`);
       await saveScreenshot(page, `add-${kind}`, 'light');
@@ -235,6 +238,27 @@ describe('/add in a real browser', () => {
     await context.close();
   });
 
+  test('a custom source without deriveId: its form comes from GET /api/sources, its ID from the first string field (issue 23)', async () => {
+    const { page, context, consoleErrors } = await newPage(browser);
+    await signInAgain(context, server.base);
+    const listed = (await call(server.base, 'GET', '/api/sources')).body.sources.find((x: { kind: string }) => x.kind === 'notes');
+    await page.goto(`${server.base}/add`);
+    assert.ok((await page.locator('nav[aria-label="Source kinds"] a').allTextContents()).includes(listed.title), 'a tab titled as GET /api/sources lists it');
+    await page.goto(`${server.base}/add?kind=notes`);
+    assert.equal(await page.locator('#f-spec-token').getAttribute('type'), 'password', 'the writeOnly token is a password field');
+    await page.getByLabel('Project').fill('Ops Handbook');
+    await page.getByLabel('Topics').fill('incident review\npager rotation');
+    await page.getByLabel('Token').fill(PLANTED);
+    assert.equal(await submitAndLand(page, /\/libraries\/notes\/ops-handbook$/), '/libraries/notes/ops-handbook');
+    assert.equal((await jobEnded(server, '/notes/ops-handbook')).state, 'succeeded');
+    const answer = await call(server.base, 'GET', `/api/v2/context?libraryId=/notes/ops-handbook&query=${encodeURIComponent('pager rotation')}`);
+    assert.equal(answer.status, 200, answer.text);
+    assert.match(answer.text, /the pager rotation page explains `pager_rotation\(\)`/);
+    assert.ok(!JSON.stringify(await server.kernel.store.getLibrary('/notes/ops-handbook')).includes(PLANTED));
+    assert.deepEqual(realErrors(consoleErrors), []);
+    await context.close();
+  });
+
   test('dark theme and phone width', async () => {
     const dark = await newPage(browser, { colorScheme: 'dark' });
     // The first test changed the factory credentials: sign in with the new ones.
@@ -291,7 +315,9 @@ describe('/add in a real browser', () => {
     await setAnonymousParse(admin.context, server.base, csrf, true);
     await visitor.page.goto(`${server.base}/add`);
     assert.equal(new URL(visitor.page.url()).pathname, '/add');
-    assert.deepEqual(await visitor.page.locator('nav[aria-label="Source kinds"] a').allTextContents(), ['Git repository', 'Uploaded files or archive']);
+    // In the config's order (the upload source comes first in this server's config).
+    assert.deepEqual(await visitor.page.locator('nav[aria-label="Source kinds"] a').allTextContents(), ['Uploaded files or archive', 'Git repository']);
+    await visitor.page.goto(`${server.base}/add?kind=git`);
     assert.equal(await visitor.page.locator('#f-spec-branch').count(), 0, 'signed out, git takes an address only (POST /api/parse)');
     const npm = await visitor.page.goto(`${server.base}/add?kind=npm`);
     assert.equal(npm?.status(), 404);

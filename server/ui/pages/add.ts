@@ -46,9 +46,6 @@ interface AddKind {
   omit: string[];
 }
 
-/** The order of the built-in kinds' tabs; other kinds follow in the config's order. */
-const ORDER = ['git', 'website', 'llmstxt', 'openapi', 'openapi-file', 'npm', 'pypi', 'packages', 'upload', 'confluence'];
-
 const str = (title: string, description: string, extra: Record<string, unknown> = {}) => ({ type: 'string', title, description, ...extra });
 
 /** The library's own fields of a spec form (POST /api/admin/add's id, title, description). */
@@ -91,13 +88,18 @@ const GIT_URL_SCHEMA: JsonSchema = {
   },
 };
 
-/** The tabs a caller may use: every kind for an admin, git by address and upload for a signed-out visitor. */
+/**
+ * The tabs a caller may use, in the config's order: every kind for an admin, git by address and
+ * uploads for a signed-out visitor. A kind added by uploading files (`addPayload: 'files'`) gets
+ * the upload form; git (POST /api/parse) and openapi (its file upload route) also get the forms
+ * of their own routes.
+ */
 function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
   const kinds: AddKind[] = [];
   for (const s of sourceKinds(deps.kernel)) {
     const base = { title: s.title, description: s.description, source: s.kind, omit: [] as string[] };
-    if (s.kind === 'upload') {
-      kinds.push({ ...base, id: 'upload', description: 'Markdown and other documentation files, a folder of them, or one .zip / .tar.gz / .tar archive.', form: 'upload', schema: UPLOAD_SCHEMA, prefix: '' });
+    if (s.addPayload === 'files') {
+      kinds.push({ ...base, id: s.kind, description: 'Markdown and other documentation files, a folder of them, or one .zip / .tar.gz / .tar archive.', form: 'upload', schema: UPLOAD_SCHEMA, prefix: '' });
     } else if (!user) {
       if (s.kind === 'git') kinds.push({ ...base, id: 'git', form: 'git-url', schema: GIT_URL_SCHEMA, prefix: '' });
     } else if (s.kind === 'openapi') {
@@ -107,8 +109,8 @@ function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
       kinds.push({ ...base, id: s.kind, form: 'spec', schema: s.specSchema, prefix: 'spec' });
     }
   }
-  const rank = (k: AddKind) => (ORDER.includes(k.id) ? ORDER.indexOf(k.id) : ORDER.length);
-  return kinds.map((k, i) => ({ k, i })).sort((a, b) => rank(a.k) - rank(b.k) || a.i - b.i).map(({ k }) => k);
+  // In the config's order (GET /api/sources'): no list of kinds here.
+  return kinds;
 }
 
 interface FormState {
