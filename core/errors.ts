@@ -85,6 +85,14 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
 };
 
+/**
+ * Marks a RefdeskError across copies of this module: a plugin package built against
+ * `refdesk/core` (the compiled package) throws errors whose class is another copy of this one
+ * than the server's, and the kernel must still read them as RefdeskErrors (their code and
+ * status), not as internal errors.
+ */
+const BRAND = Symbol.for('refdesk.error');
+
 export class RefdeskError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -93,6 +101,13 @@ export class RefdeskError extends Error {
     this.name = 'RefdeskError';
     this.code = code;
     this.status = STATUS[code];
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** `e instanceof RefdeskError` holds for any copy's RefdeskError; subclasses check their own prototype chain. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== RefdeskError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 }
 

@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { linkRefdeskIntoExample, NOTION_EXAMPLE, ROOT } from '../helpers/notion-example.ts';
 import { startFakeNotion, WORKSPACE, type FakeNotion } from '../../examples/source-notion/test/fake-notion.ts';
@@ -18,15 +18,17 @@ import { makeDataDir, removeDataDir, sleep, startServer, stopAll } from './refde
 const TOKEN = 'secret_notion-e2e-7c1f0a9b22';
 let notion: FakeNotion;
 const dirs: string[] = [];
+let kitPackage = '';
 
 before(async () => {
-  linkRefdeskIntoExample();
+  kitPackage = linkRefdeskIntoExample();
   notion = await startFakeNotion({ token: TOKEN, pages: WORKSPACE });
 });
 after(async () => {
   await stopAll();
   await notion?.close();
   for (const d of dirs) removeDataDir(d);
+  if (kitPackage) rmSync(kitPackage, { recursive: true, force: true });
 });
 
 test("the example package's own tests pass (node --test, as its npm test runs them)", { timeout: 120_000 }, () => {
