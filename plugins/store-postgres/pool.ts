@@ -120,7 +120,8 @@ export function createPool(rawUrl: string | undefined, options: PoolOptions = {}
         return await fn(client);
       } catch (e) {
         broken = e;
-        throw e instanceof PostgresStoreError ? e : toStoreError(e, db);
+        // Only the driver's and the server's errors are mapped; the caller's own pass through.
+        throw e instanceof pg.DatabaseError || isConnectionError(e) ? toStoreError(e, db) : e;
       } finally {
         // A client whose connection failed is not given back for reuse.
         client.release(isConnectionError(broken) ? (broken as Error) : undefined);
