@@ -18,7 +18,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { PostgresStoreError, type PostgresPool } from './pool.ts';
+import { PostgresStoreError, isConnectionError, toStoreError, type PostgresPool } from './pool.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
 
@@ -174,6 +174,8 @@ export async function migrate(db: PostgresPool, migrations: Migration[] = loadMi
           await client.query('COMMIT');
         } catch (e) {
           await client.query('ROLLBACK').catch(() => undefined);
+          // A lost connection says so (the transaction died with it); a failing statement names its file.
+          if (isConnectionError(e)) throw toStoreError(e, db.db);
           const why = e instanceof Error ? e.message : String(e);
           throw new PostgresStoreError('database_error', `Migration ${String(m.version).padStart(3, '0')}_${m.name}.sql failed on ${db.db.where} and was rolled back: ${db.db.redact(why)}`);
         }

@@ -116,6 +116,13 @@ export function createPool(rawUrl: string | undefined, options: PoolOptions = {}
         throw toStoreError(e, db);
       }
       let broken: unknown;
+      // A checked-out client whose connection dies emits 'error'; the pool only listens on idle
+      // ones, and an 'error' without a listener would take the process down. The query in
+      // flight rejects as well, so this only records it.
+      const onError = (e: Error) => {
+        broken ??= e;
+      };
+      client.on('error', onError);
       try {
         return await fn(client);
       } catch (e) {
@@ -123,6 +130,7 @@ export function createPool(rawUrl: string | undefined, options: PoolOptions = {}
         // Only the driver's and the server's errors are mapped; the caller's own pass through.
         throw e instanceof pg.DatabaseError || isConnectionError(e) ? toStoreError(e, db) : e;
       } finally {
+        client.off('error', onError);
         // A client whose connection failed is not given back for reuse.
         client.release(isConnectionError(broken) ? (broken as Error) : undefined);
       }
@@ -133,8 +141,10 @@ export function createPool(rawUrl: string | undefined, options: PoolOptions = {}
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006']);
 
-function isConnectionError(e: unknown): boolean {
+/** Whether an error means the connection to the server failed or was lost (not a statement's error). */
+export function isConnectionError(e: unknown): boolean {
   if (!e || typeof e !== 'object') return false;
+  if (e instanceof PostgresStoreError) return e.code === 'database_unavailable';
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
   const message = String((e as { message?: unknown }).message ?? '');

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MIGRATIONS_DIR, assertMigrated, loadMigrations, migrate, schemaStatus } from '../../../plugins/store-postgres/migrate.ts';
@@ -190,6 +190,40 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     const again = await migrate(pool, loadMigrations(dir));
     assert.deepEqual(again.ran, [{ version: 3, name: 'trgm', status: 'applied' }]);
     assert.equal((await pool.pool.query(`SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'`)).rowCount, 1);
+  });
+
+  test('a connection lost during a migration is reported as such, and the pool recovers', async () => {
+    const { pool } = await freshDb();
+    const dir = migrationsCopy();
+    dirs.push(dir);
+    writeFileSync(join(dir, '003_dies.sql'), 'CREATE TABLE before_death (id int);\nSELECT pg_terminate_backend(pg_backend_pid());\n');
+    await rejectsWith(migrate(pool, loadMigrations(dir)), 'database_unavailable', /Cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/t\d+/);
+    // The dead client was not handed back: the next call gets a new connection and sees no trace of 003.
+    assert.ok(!(await tables(pool)).includes('before_death'));
+    rmSync(join(dir, '003_dies.sql'));
+    assert.deepEqual((await schemaStatus(pool, loadMigrations(dir))).pending, []);
+  });
+
+  test('the harness: the server runs as an unprivileged user and stop() removes the cluster', async () => {
+    const other = await startPostgres();
+    const p = createPool(other.url, { max: 1 });
+    try {
+      const row = (await p.pool.query(`SELECT current_setting('data_directory') AS data, current_setting('fsync') AS fsync, current_setting('listen_addresses') AS listen`)).rows[0];
+      assert.ok(row.data.startsWith(other.dir), `${row.data} is under ${other.dir}`);
+      assert.deepEqual([row.fsync, row.listen], ['off', '127.0.0.1']);
+      if (process.getuid?.() === 0) {
+        const owner = statSync(row.data).uid;
+        assert.notEqual(owner, 0, 'the cluster does not belong to root');
+      }
+    } finally {
+      await p.end();
+    }
+    await other.stop();
+    assert.ok(!existsSync(other.dir), 'the directory is gone');
+    const after = createPool(other.url, { connectTimeoutMs: 3000 });
+    pools.push(after);
+    await rejectsWith(schemaStatus(after), 'database_unavailable', /connection refused/);
+    await other.stop(); // twice is fine
   });
 
   test('the pool sets application_name and the statement timeout', async () => {
