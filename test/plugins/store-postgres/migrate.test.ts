@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MIGRATIONS_DIR, assertMigrated, loadMigrations, migrate, schemaStatus } from '../../../plugins/store-postgres/migrate.ts';
@@ -202,28 +202,6 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     assert.ok(!(await tables(pool)).includes('before_death'));
     rmSync(join(dir, '003_dies.sql'));
     assert.deepEqual((await schemaStatus(pool, loadMigrations(dir))).pending, []);
-  });
-
-  test('the harness: the server runs as an unprivileged user and stop() removes the cluster', async () => {
-    const other = await startPostgres();
-    const p = createPool(other.url, { max: 1 });
-    try {
-      const row = (await p.pool.query(`SELECT current_setting('data_directory') AS data, current_setting('fsync') AS fsync, current_setting('listen_addresses') AS listen`)).rows[0];
-      assert.ok(row.data.startsWith(other.dir), `${row.data} is under ${other.dir}`);
-      assert.deepEqual([row.fsync, row.listen], ['off', '127.0.0.1']);
-      if (process.getuid?.() === 0) {
-        const owner = statSync(row.data).uid;
-        assert.notEqual(owner, 0, 'the cluster does not belong to root');
-      }
-    } finally {
-      await p.end();
-    }
-    await other.stop();
-    assert.ok(!existsSync(other.dir), 'the directory is gone');
-    const after = createPool(other.url, { connectTimeoutMs: 3000 });
-    pools.push(after);
-    await rejectsWith(schemaStatus(after), 'database_unavailable', /connection refused/);
-    await other.stop(); // twice is fine
   });
 
   test('the pool sets application_name and the statement timeout', async () => {
