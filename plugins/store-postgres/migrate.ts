@@ -151,6 +151,9 @@ export interface MigrateResult {
 /** Applies every pending migration (see the module comment). */
 export async function migrate(db: PostgresPool, migrations: Migration[] = loadMigrations()): Promise<MigrateResult> {
   return db.withClient(async (client) => {
+    // The pool's statement timeout is for serving requests: waiting for another migrator and
+    // building indexes may take longer. RESET below returns to the connection's default.
+    await client.query('SET statement_timeout = 0');
     // Waits for any other migrator; a session lock, released below or when the connection ends.
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
@@ -185,6 +188,7 @@ export async function migrate(db: PostgresPool, migrations: Migration[] = loadMi
       return { ran, version: Math.max(0, ...recorded) };
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+      await client.query('RESET statement_timeout').catch(() => undefined);
     }
   });
 }

@@ -103,9 +103,19 @@ function stopCluster(c: { dir: string; pgCtl: string; data: string; as: RunAs })
   rmSync(c.dir, { recursive: true, force: true });
 }
 
-process.on('exit', () => {
+function stopAllClusters(): void {
   for (const c of [...clusters]) stopCluster(c);
-});
+}
+process.on('exit', stopAllClusters);
+// A test run stopped by a signal (Ctrl-C, a runner's timeout) does not run 'exit' handlers: stop
+// the clusters, then let the signal do what it would have done (a `once` listener is gone by
+// then, so re-raising it reaches the default action unless someone else handles it).
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    stopAllClusters();
+    process.kill(process.pid, signal);
+  });
+}
 
 /** Starts a throwaway cluster; see the module comment. */
 export async function startPostgres(): Promise<TestPostgres> {

@@ -5,7 +5,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -54,5 +54,32 @@ describe('test/helpers/postgres.ts', { skip: postgresSkipReason() }, () => {
     const { url, dir } = JSON.parse(r.stdout) as { url: string; dir: string };
     assert.ok(!existsSync(dir), `${dir} removed at exit`);
     assert.ok(await refused(url), 'the server was stopped at exit');
+  });
+
+  test('a process stopped by SIGTERM leaves nothing behind, and still dies of the signal', async () => {
+    const script = `import { startPostgres } from './test/helpers/postgres.ts';
+      const c = await startPostgres();
+      process.stdout.write(JSON.stringify({ url: c.url, dir: c.dir }) + '\\n');
+      setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (c) => (err += c));
+    const where = await new Promise<{ url: string; dir: string }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no cluster within 90 s: ${err}`)), 90_000);
+      child.stdout.on('data', (c) => {
+        out += c;
+        if (out.includes('\n')) {
+          clearTimeout(timer);
+          resolve(JSON.parse(out));
+        }
+      });
+      child.on('exit', () => reject(new Error(`child exited early: ${err}`)));
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 'SIGTERM');
+    assert.ok(!existsSync(where.dir), `${where.dir} removed`);
+    assert.ok(await refused(where.url), 'the server was stopped');
   });
 });

@@ -204,6 +204,18 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     assert.deepEqual((await schemaStatus(pool, loadMigrations(dir))).pending, []);
   });
 
+  test('migrations are not cut by the pool\'s statement timeout, which applies again afterwards', async () => {
+    const { pool } = await freshDb({ statementTimeoutMs: 200, max: 1 });
+    const dir = migrationsCopy();
+    dirs.push(dir);
+    writeFileSync(join(dir, '003_slow.sql'), 'SELECT pg_sleep(0.6);\nCREATE TABLE slow_done (id int);\n');
+    const result = await migrate(pool, loadMigrations(dir));
+    assert.deepEqual(result.ran.at(-1), { version: 3, name: 'slow', status: 'applied' });
+    assert.ok((await tables(pool)).includes('slow_done'));
+    // The same (only) connection serves requests with the pool's timeout again.
+    assert.equal((await pool.pool.query(`SELECT current_setting('statement_timeout') AS t`)).rows[0].t, '200ms');
+  });
+
   test('the pool sets application_name and the statement timeout', async () => {
     const { pool } = await freshDb({ applicationName: 'refdesk-test-node', statementTimeoutMs: 200 });
     const row = (await pool.pool.query(`SELECT current_setting('application_name') AS app, current_setting('statement_timeout') AS timeout`)).rows[0];
