@@ -14,13 +14,25 @@
  * and applied by a later run once the extension is there.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import { PostgresStoreError, isConnectionError, toStoreError, type PostgresPool } from './pool.ts';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations', import.meta.url));
+/**
+ * The migration files: beside this module (sources, `npm run build`'s dist/, which copies them),
+ * else `plugins/store-postgres/migrations` under the nearest ancestor folder that has it (a
+ * bundle of the server lives elsewhere in dist/). Null when none is found.
+ */
+function findMigrationsDir(): string | null {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 'migrations')];
+  for (let dir = here, i = 0; i < 6; i++, dir = dirname(dir)) candidates.push(join(dir, 'plugins', 'store-postgres', 'migrations'));
+  return candidates.find((d) => existsSync(join(d, '001_core.sql'))) ?? null;
+}
+
+export const MIGRATIONS_DIR = findMigrationsDir();
 
 /** pg_advisory_lock key of the migrator: the bytes of "refdesk" (0x726566646573 6b). */
 export const MIGRATION_LOCK_KEY = '32199479063655275';
@@ -49,7 +61,8 @@ const FILE = /^(\d{3,})_([a-z0-9_]+)\.sql$/;
 const REQUIRES = /^--\s*refdesk:requires-extension\s+([a-z0-9_]+)\s*$/;
 
 /** The migration files of a directory, by version; refuses a malformed name or a repeated version. */
-export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+export function loadMigrations(dir: string | null = MIGRATIONS_DIR): Migration[] {
+  if (!dir) throw new Error('the PostgreSQL store\'s migration files (plugins/store-postgres/migrations) are missing from this installation; rebuild it with `npm run build`');
   const out: Migration[] = [];
   for (const file of readdirSync(dir).sort()) {
     if (!file.endsWith('.sql')) continue;

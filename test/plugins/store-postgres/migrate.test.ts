@@ -19,7 +19,7 @@ const PASSWORD = 'Planted-Secret-8f3a9c';
 /** A copy of the shipped migrations in a temp directory, to edit or extend. */
 function migrationsCopy(): string {
   const dir = mkdtempSync(join(tmpdir(), 'refdesk-migrations-'));
-  for (const f of readdirSync(MIGRATIONS_DIR)) copyFileSync(join(MIGRATIONS_DIR, f), join(dir, f));
+  for (const f of readdirSync(MIGRATIONS_DIR!)) copyFileSync(join(MIGRATIONS_DIR!, f), join(dir, f));
   return dir;
 }
 
