@@ -41,5 +41,7 @@ const yaml = readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8').replace(
 writeFileSync(join(out, 'config', 'default.yaml'), yaml);
 // The web UI's templates and static files are read at run time beside the compiled code.
 for (const dir of ['views', 'assets']) cpSync(join(ROOT, 'server', 'ui', dir), join(out, 'server', 'ui', dir), { recursive: true });
+// The PostgreSQL store's schema migrations (SQL files read by plugins/store-postgres/migrate.ts).
+cpSync(join(ROOT, 'plugins', 'store-postgres', 'migrations'), join(out, 'plugins', 'store-postgres', 'migrations'), { recursive: true });
 writeFileSync(join(out, '.build-stamp'), `${new Date().toISOString()}\n`);
 process.stdout.write(`Built ${out}\n`);
