@@ -17,9 +17,10 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundle } from './bundle.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { 'out-dir': { type: 'string', default: 'dist' } } });
+const { values } = parseArgs({ options: { 'out-dir': { type: 'string', default: 'dist' }, 'no-bundle': { type: 'boolean', default: false } } });
 const out = resolve(ROOT, values['out-dir']);
 if (out === ROOT || !out.startsWith(ROOT)) {
   process.stderr.write(`build: --out-dir must be a folder inside ${ROOT} (the compiled code finds node_modules from there)\n`);
@@ -41,5 +42,7 @@ const yaml = readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8').replace(
 writeFileSync(join(out, 'config', 'default.yaml'), yaml);
 // The web UI's templates and static files are read at run time beside the compiled code.
 for (const dir of ['views', 'assets']) cpSync(join(ROOT, 'server', 'ui', dir), join(out, 'server', 'ui', dir), { recursive: true });
+// The entries (CLI, server, workers, built-in plugins) bundled over tsc's output (scripts/bundle.js).
+if (!values['no-bundle']) await bundle(ROOT, out);
 writeFileSync(join(out, '.build-stamp'), `${new Date().toISOString()}\n`);
 process.stdout.write(`Built ${out}\n`);
