@@ -248,7 +248,9 @@ export class EmbeddedStore implements Store {
       }
       this.db = db;
       this.recover();
-      await this.persist();
+      // Written back only when the schema was made or migrated, or recover() changed rows: otherwise
+      // the file holds what was just read, and exporting and writing it would only slow the start.
+      if (num(get(db, 'SELECT total_changes() AS n')?.n) > 0) await this.persist();
       await this.removeUnusedSegments();
     } catch (err) {
       this.db = null;
