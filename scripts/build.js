@@ -3,11 +3,12 @@
  * `npm run build`: compiles core/, plugins/ and server/ to plain JavaScript in dist/ (tsc with
  * tsconfig.build.json; `.ts` import specifiers are rewritten to `.js`), then copies what the
  * compiled code reads at run time: config/schema.json, the web UI's views and assets, and config/default.yaml with its built-in
- * plugin paths pointing at the compiled plugins (`index.ts` -> `index.js`). Last it writes
- * `.build-stamp`, which bin/refdesk.js compares with the sources' times to tell a current build
- * from a stale one.
+ * plugin paths pointing at the compiled plugins (`index.ts` -> `index.js`). Then esbuild bundles
+ * the entries (server, CLI, worker threads, built-in plugins) over tsc's output for those files
+ * (scripts/bundle.js; --no-bundle leaves tsc's output alone). Last it writes `.build-stamp`,
+ * which bin/refdesk.js compares with the sources' times to tell a current build from a stale one.
  *
- *   node scripts/build.js [--out-dir DIR]     (DIR defaults to dist; it is emptied first)
+ *   node scripts/build.js [--out-dir DIR] [--no-bundle]     (DIR defaults to dist; it is emptied first)
  *
  * Plain JavaScript so it runs with node alone.
  */
