@@ -85,6 +85,9 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
 };
 
+/** Marks every RefdeskError, whichever copy of this module made it (a global symbol). */
+const REFDESK_ERROR = Symbol.for('refdesk.error');
+
 export class RefdeskError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
@@ -93,6 +96,17 @@ export class RefdeskError extends Error {
     this.name = 'RefdeskError';
     this.code = code;
     this.status = STATUS[code];
+    Object.defineProperty(this, REFDESK_ERROR, { value: true });
+  }
+
+  /**
+   * `e instanceof RefdeskError` holds for an error of another copy of this module too: the
+   * compiled server is a bundle, and a plugin given by path that imports the package's compiled
+   * core (or its own copy) throws errors of that copy. Subclasses keep the plain prototype check.
+   */
+  static override [Symbol.hasInstance](x: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, x)) return true;
+    return this === RefdeskError && typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[REFDESK_ERROR] === true;
   }
 }
 
