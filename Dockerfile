@@ -4,7 +4,8 @@
 # (or compose.yaml beside this file). LICENSE_KEY is required: the server refuses to start
 # without a valid key (docs/self-hosting.md). Everything else has a default.
 #
-# Stage 1 installs every dependency (TypeScript is a dev dependency) and compiles to dist/;
+# Stage 1 installs every dependency (TypeScript and esbuild are dev dependencies) and compiles
+# to dist/ (tsc, then the entries bundled by esbuild: scripts/bundle.js);
 # stage 2 holds the production dependencies, the compiled code, git and CA certificates, and
 # runs as the unprivileged `node` user. test/e2e/dockerfile.test.ts runs these same steps
 # (the RUN and COPY lines, ENV, CMD and HEALTHCHECK) without a container engine, so change the
@@ -14,7 +15,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.js ./scripts/build.js
+COPY scripts/build.js scripts/bundle.js ./scripts/
 COPY core ./core
 COPY plugins ./plugins
 COPY server ./server

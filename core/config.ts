@@ -149,6 +149,9 @@ export function resolvePluginSpecifier(use: string, configDir: string): Resolved
     if (m && builtin) {
       const inside = m[2] ? join(builtin, m[2]) : builtin;
       if (existsSync(inside)) return { ok: true, specifier: pathToFileURL(moduleFile(inside)).href };
+      // A config of the sources (`index.ts`) read by the compiled code, whose plugins are `.js`.
+      const compiled = inside.replace(/\.ts$/, '.js');
+      if (compiled !== inside && existsSync(compiled)) return { ok: true, specifier: pathToFileURL(compiled).href };
     }
     return {
       ok: false,

@@ -85,13 +85,8 @@ const STATUS: Record<ErrorCode, number> = {
   not_found: 404,
 };
 
-/**
- * Marks a RefdeskError across copies of this module: a plugin package built against
- * `refdesk/core` (the compiled package) throws errors whose class is another copy of this one
- * than the server's, and the kernel must still read them as RefdeskErrors (their code and
- * status), not as internal errors.
- */
-const BRAND = Symbol.for('refdesk.error');
+/** Marks every RefdeskError, whichever copy of this module made it (a global symbol). */
+const REFDESK_ERROR = Symbol.for('refdesk.error');
 
 export class RefdeskError extends Error {
   readonly code: ErrorCode;
@@ -101,13 +96,17 @@ export class RefdeskError extends Error {
     this.name = 'RefdeskError';
     this.code = code;
     this.status = STATUS[code];
-    Object.defineProperty(this, BRAND, { value: true });
+    Object.defineProperty(this, REFDESK_ERROR, { value: true });
   }
 
-  /** `e instanceof RefdeskError` holds for any copy's RefdeskError; subclasses check their own prototype chain. */
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    if (this !== RefdeskError) return Function.prototype[Symbol.hasInstance].call(this, value);
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  /**
+   * `e instanceof RefdeskError` holds for an error of another copy of this module too: the
+   * compiled server is a bundle, and a plugin given by path that imports the package's compiled
+   * core (or its own copy) throws errors of that copy. Subclasses keep the plain prototype check.
+   */
+  static override [Symbol.hasInstance](x: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, x)) return true;
+    return this === RefdeskError && typeof x === 'object' && x !== null && (x as Record<symbol, unknown>)[REFDESK_ERROR] === true;
   }
 }
 

@@ -1,15 +1,27 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { JsonSchema } from './define.ts';
+import { precompiledValidators } from './precompiled-validators.ts';
 
-/** The one ajv instance: all errors, defaults applied, no coercion. */
-export const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+/** The options of the one ajv instance (and of the validators precompiled at build time): all errors, defaults applied, no coercion. */
+export const AJV_OPTIONS: Options = { allErrors: true, useDefaults: true, strict: false };
+
+let instance: Ajv | undefined;
+/** The ajv instance, made at the first schema that was not precompiled (ajv and its compile cost stay off the start). */
+function ajv(): Ajv {
+  if (!instance) {
+    const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+    instance = new AjvClass(AJV_OPTIONS);
+  }
+  return instance;
+}
 
 const cache = new WeakMap<object, ValidateFunction>();
 
 export function compile(schema: JsonSchema): ValidateFunction {
   const cached = cache.get(schema);
   if (cached) return cached;
-  const v = ajv.compile(schema);
+  const v = (precompiledValidators.size > 0 ? precompiledValidators.get(JSON.stringify(schema)) : undefined) ?? ajv().compile(schema);
   cache.set(schema, v);
   return v;
 }

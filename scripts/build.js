@@ -3,11 +3,12 @@
  * `npm run build`: compiles core/, plugins/ and server/ to plain JavaScript in dist/ (tsc with
  * tsconfig.build.json; `.ts` import specifiers are rewritten to `.js`), then copies what the
  * compiled code reads at run time: config/schema.json, the web UI's views and assets, and config/default.yaml with its built-in
- * plugin paths pointing at the compiled plugins (`index.ts` -> `index.js`). Last it writes
- * `.build-stamp`, which bin/refdesk.js compares with the sources' times to tell a current build
- * from a stale one.
+ * plugin paths pointing at the compiled plugins (`index.ts` -> `index.js`). Then esbuild bundles
+ * the entries (server, CLI, worker threads, built-in plugins) over tsc's output for those files
+ * (scripts/bundle.js; --no-bundle leaves tsc's output alone). Last it writes `.build-stamp`,
+ * which bin/refdesk.js compares with the sources' times to tell a current build from a stale one.
  *
- *   node scripts/build.js [--out-dir DIR]     (DIR defaults to dist; it is emptied first)
+ *   node scripts/build.js [--out-dir DIR] [--no-bundle]     (DIR defaults to dist; it is emptied first)
  *
  * Plain JavaScript so it runs with node alone.
  */
@@ -17,9 +18,10 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundle } from './bundle.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { 'out-dir': { type: 'string', default: 'dist' } } });
+const { values } = parseArgs({ options: { 'out-dir': { type: 'string', default: 'dist' }, 'no-bundle': { type: 'boolean', default: false } } });
 const out = resolve(ROOT, values['out-dir']);
 if (out === ROOT || !out.startsWith(ROOT)) {
   process.stderr.write(`build: --out-dir must be a folder inside ${ROOT} (the compiled code finds node_modules from there)\n`);
@@ -43,5 +45,7 @@ writeFileSync(join(out, 'config', 'default.yaml'), yaml);
 for (const dir of ['views', 'assets']) cpSync(join(ROOT, 'server', 'ui', dir), join(out, 'server', 'ui', dir), { recursive: true });
 // The PostgreSQL store's schema migrations (SQL files read by plugins/store-postgres/migrate.ts).
 cpSync(join(ROOT, 'plugins', 'store-postgres', 'migrations'), join(out, 'plugins', 'store-postgres', 'migrations'), { recursive: true });
+// The entries (CLI, server, workers, built-in plugins) bundled over tsc's output (scripts/bundle.js).
+if (!values['no-bundle']) await bundle(ROOT, out);
 writeFileSync(join(out, '.build-stamp'), `${new Date().toISOString()}\n`);
 process.stdout.write(`Built ${out}\n`);

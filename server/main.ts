@@ -24,6 +24,19 @@ export function addressUrl(address: string, port: number): string {
 
 let settings: ProcessSettings | undefined;
 
+/**
+ * For start-up measurements only, off unless REFDESK_DEBUG_START=1: one stderr line per step of
+ * the start, `refdesk-start <step> wall=<ms since the process started> cpu=<ms of CPU so far, all
+ * threads>` (docs/benchmark.md, "Compiled start").
+ */
+const traceStart = process.env.REFDESK_DEBUG_START === '1';
+function startMark(step: string): void {
+  if (!traceStart) return;
+  const cpu = process.cpuUsage();
+  process.stderr.write(`refdesk-start ${step} wall=${performance.now().toFixed(1)} cpu=${((cpu.user + cpu.system) / 1000).toFixed(1)}\n`);
+}
+startMark('imported');
+
 async function main(): Promise<void> {
   const startedAt = new Date();
   settings = readSettings();
@@ -37,6 +50,7 @@ async function main(): Promise<void> {
   const logger = createConsoleLogger(settings.logLevel, undefined, { format: settings.logFormat, ring: logRing });
   const env: RuntimeEnv = { dataDir, mode: 'server', port: settings.port };
   const kernel = await createKernel(settings.configFile, { env, logger });
+  startMark('createKernel');
   await prepareDataDir(dataDir);
 
   // Listen first so the data-directory lock records the real port (PORT=0 picks a free one);
@@ -44,7 +58,12 @@ async function main(): Promise<void> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
   const pending: Array<() => void> = [];
   const debugLoop = eventLoopDebugRoute(process.env.REFDESK_DEBUG_EVENT_LOOP === '1');
+  let firstRequest = traceStart;
   const server = createServer((req, res) => {
+    if (firstRequest) {
+      firstRequest = false;
+      res.once('finish', () => startMark('first response'));
+    }
     if (debugLoop?.(req, res)) return;
     return handler ? handler(req, res) : pending.push(() => handler!(req, res));
   });
@@ -54,12 +73,14 @@ async function main(): Promise<void> {
   });
   const bound = server.address() as AddressInfo;
   env.port = bound.port;
+  startMark('listening');
   try {
     await kernel.open();
   } catch (e) {
     server.close();
     throw e;
   }
+  startMark('kernel.open');
   const configHosts = kernel.config.server?.allowedHosts ?? [];
   const authStart = await prepareAuth(kernel, { dataDir, boundAddress: bound.address, allowedHostCount: allowedHosts.length + configHosts.length });
   const { app, jobs, searchPool } = createApp(kernel, {
@@ -70,7 +91,7 @@ async function main(): Promise<void> {
     supportBundle: { env: process.env, logRing, startedAt },
   });
   handler = app.callback();
-  searchPool?.start();
+  startMark('createApp');
   for (const p of pending.splice(0)) p();
 
   let stopping = false;
@@ -89,7 +110,20 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('received SIGTERM', 0));
   installProcessGuards(process, logger, () => void stop('uncaught exception', 1));
 
-  await jobs.resumeQueued(startedAt);
+  // The search workers' start (a search before it starts its worker itself) and the start's
+  // housekeeping (queued jobs, re-chunk and embed checks, the uploads sweep) come after one turn
+  // of the event loop, so requests held while the store opened (a waiting /ping) are answered
+  // first instead of behind the workers' start and the housekeeping's synchronous store reads.
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  if (stopping) return;
+  searchPool?.start();
+  try {
+    await jobs.resumeQueued(startedAt);
+  } catch (e) {
+    if (stopping) return; // a SIGTERM during the start closed the store under it: not a failure to start
+    throw e;
+  }
+  startMark('resumeQueued');
   const url = addressUrl(bound.address, bound.port);
   const every = bound.address === '0.0.0.0' || bound.address === '::' ? ' (every interface)' : '';
   logger.info(`Refdesk listening on ${url}${every}`, { host: bound.address, port: bound.port, dataDir });

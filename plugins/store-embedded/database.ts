@@ -11,7 +11,7 @@ import { RefdeskError } from '../../core/errors.ts';
 import { acquireDataLock, type DataLock } from '../../core/data-lock.ts';
 import { removeStaleTempFiles, writeFileAtomic } from './atomic-write.ts';
 import { ensureSchema } from './schema.ts';
-import { loadSqlJs, type Database } from './sqlite.ts';
+import { get, loadSqlJs, num, type Database } from './sqlite.ts';
 
 export interface EmbeddedStoreOptions {
   /** Name of the database file inside the data directory. */
@@ -126,7 +126,9 @@ export class EmbeddedDatabase {
       }
       this.db = db;
       recover();
-      await this.persist();
+      // Written back only when the schema was made or migrated, or recover() changed rows: otherwise
+      // the file holds what was just read, and exporting and writing it would only slow the start.
+      if (num(get(db, 'SELECT total_changes() AS n')?.n) > 0) await this.persist();
       await cleanUp();
     } catch (err) {
       this.db = null;

@@ -9,9 +9,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { ROOT, cliEnv, httpGet, makeDataDir, removeDataDir, stopAll, stopProcess } from './refdesk-process.ts';
 import { spawn } from 'node:child_process';
 
@@ -73,6 +75,65 @@ describe('npm run build: the compiled server and CLI', SKIP, () => {
     assert.doesNotMatch(yaml, /use: \.\.?\/\S+\.ts/);
   });
 
+  test('the entries are bundles over tsc\'s output, with shared chunks and no absolute path of the build', () => {
+    // The server's entry imports chunks, not the module graph tsc wrote beside it.
+    const main = readFileSync(join(out, 'server', 'main.js'), 'utf8');
+    assert.match(main, /from "\.\.\/chunks\/[^"]+\.js"/);
+    assert.doesNotMatch(main, /from "\.\.?\/(core|server|plugins)\//, 'no import of a tsc module');
+    for (const entry of ['server/cli.js', 'server/search-worker.js', 'core/chunk-thread.js', 'plugins/store-embedded/segment-build-thread.js', 'plugins/chunker-markdown/index.js']) {
+      assert.match(readFileSync(join(out, entry), 'utf8'), /chunks\//, `${entry} is a bundle entry`);
+    }
+    // tsc's other files stay (the package's exports and declarations use them).
+    assert.ok(existsSync(join(out, 'core', 'kernel.js')));
+    // Relocatable: no file names the folder it was built in.
+    const chunks = readdirSync(join(out, 'chunks'));
+    assert.ok(chunks.length > 0);
+    for (const f of [...chunks.map((c) => join('chunks', c)), 'server/cli.js', 'server/main.js']) {
+      assert.ok(!readFileSync(join(out, f), 'utf8').includes(ROOT), `${f} names the build folder ${ROOT}`);
+    }
+  });
+
+  test('the compiled CLI imports a plugin given by path in the config, also in the chunk worker', () => {
+    // A chunker outside the package, named by an absolute path in a config beside the compiled
+    // default: it marks every snippet, so the answer shows which chunker ran.
+    const plugin = join(docs, '..', `${docs.split('/').pop()}-stamp-chunker.mjs`);
+    writeFileSync(
+      plugin,
+      `import { isMainThread } from 'node:worker_threads';\nexport default { __refdeskPlugin: true, name: 'stamp', version: '1.0.0', kernel: '^1.0.0', definitions: [{
+        role: 'chunker', kind: 'stamp', description: 'test', options: { type: 'object', properties: { mark: { type: 'string', default: 'STAMPED' } } }, deps: {},
+        create: (o) => ({ formats: ['markdown', 'mdx', 'text'], chunk: (doc) => [{ type: 'info', title: o.mark + ' ' + doc.path, description: '', language: '', code: '',
+          content: o.mark + (isMainThread ? ' main ' : ' worker ') + doc.content.slice(0, 200), breadcrumb: [o.mark], pageTitle: o.mark, sourcePath: doc.path, lineStart: 1, lineEnd: 1, tokens: 50 }] }),
+      }] };\n`,
+    );
+    try {
+      const yaml = readFileSync(join(out, 'config', 'default.yaml'), 'utf8')
+        .replace(/^plugins:\n/m, `plugins:\n  - use: ${plugin}\n    options:\n      stamp:\n        mark: PATHPLUGIN\n`)
+        .replace(/^(\s*chunkers:).*$/m, '$1 [stamp]');
+      const config = join(out, 'config', 'stamp.yaml');
+      writeFileSync(config, yaml);
+      const stampDocs = join(docs, '..', `${docs.split('/').pop()}-stamp-docs`);
+      mkdirSync(stampDocs, { recursive: true });
+      writeFileSync(join(stampDocs, 'small.md'), '# Small\n\nfrobnicator small page\n');
+      // 8 KiB and more goes to the chunk worker thread, which imports the chunkers itself.
+      writeFileSync(join(stampDocs, 'large.md'), '# Large\n\nfrobnicator large page\n\n' + 'All work and no play. '.repeat(600));
+      const env = cliEnv(makeDataDir('refdesk-build-stamp-'), { REFDESK_CONFIG: config });
+      try {
+        const add = run([join(out, 'server', 'cli.js'), 'add', stampDocs, '--name', 'stamped'], env);
+        assert.equal(add.code, 0, add.show);
+        const ctx = run([join(out, 'server', 'cli.js'), 'context', '/docs/stamped', 'frobnicator page', '--json', '--fast'], env);
+        assert.equal(ctx.code, 0, ctx.show);
+        assert.doesNotMatch(add.stdout + add.stderr, /worker thread/, 'the chunk worker started');
+        assert.match(ctx.stdout, /"content": "PATHPLUGIN main # Small/);
+        assert.match(ctx.stdout, /"content": "PATHPLUGIN worker # Large/, 'the large page was chunked by the plugin in the chunk worker');
+      } finally {
+        removeDataDir(env.DATA_DIR);
+        removeDataDir(stampDocs);
+      }
+    } finally {
+      rmSync(plugin, { force: true });
+    }
+  });
+
   test('the compiled CLI indexes a folder and the compiled server answers /ping and a context query', async () => {
     const env = cliEnv(dataDir);
     const add = run([join(out, 'server', 'cli.js'), 'add', docs, '--name', 'widgets'], env);
@@ -81,7 +142,12 @@ describe('npm run build: the compiled server and CLI', SKIP, () => {
     // The segment is built in a worker thread from the compiled .js module, not on the main thread.
     assert.doesNotMatch(add.stdout + add.stderr, /worker thread/);
 
-    const child = spawn(process.execPath, [join(out, 'server', 'cli.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A preloaded script lists, at exit, the CommonJS modules of ajv Node loaded: the compiled
+    // start validates the config with the validators compiled at build time, not with ajv.
+    const hook = join(out, '..', 'ajv-hook.cjs');
+    const loadedList = join(out, '..', 'ajv-loaded.json');
+    writeFileSync(hook, `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(loadedList)}, JSON.stringify(Object.keys(require.cache).filter((p) => /node_modules[\\\\/]ajv[\\\\/]/.test(p)))));\n`);
+    const child = spawn(process.execPath, ['--require', hook, join(out, 'server', 'cli.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       let stdout = '';
       let stderr = '';
@@ -109,6 +175,40 @@ describe('npm run build: the compiled server and CLI', SKIP, () => {
       assert.match(ctx.text, /frobLevel/);
     } finally {
       await stopProcess(child);
+    }
+    assert.deepEqual(JSON.parse(readFileSync(loadedList, 'utf8')), [], 'ajv is not loaded by the compiled start');
+  });
+
+  test('the validators compiled at build time answer as ajv does: result, errors and defaults', async () => {
+    const { precompiledValidatorsSource } = await import(pathToFileURL(join(ROOT, 'scripts', 'bundle.js')).href);
+    const { AJV_OPTIONS } = await import('../../core/validate.ts');
+    // The generated table as the bundle has it, in a module of its own (its runtime helpers are required from node_modules).
+    const file = join(out, '..', 'validators.mjs');
+    writeFileSync(file, "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);\n" + (await precompiledValidatorsSource(ROOT, out)));
+    const { precompiledValidators } = (await import(pathToFileURL(file).href)) as { precompiledValidators: Map<string, ValidateFunction> };
+    const schemas = [...precompiledValidators.keys()];
+    const config = JSON.stringify(JSON.parse(readFileSync(join(ROOT, 'config', 'schema.json'), 'utf8')));
+    assert.ok(schemas.includes(config), 'the config schema is precompiled');
+    assert.ok(schemas.length >= 15, `every built-in plugin's options: ${schemas.length} schemas`);
+    const ajv = new Ajv(AJV_OPTIONS);
+    const samples = (schema: Record<string, unknown>): unknown[] => {
+      const props = (schema.properties ?? {}) as Record<string, { type?: string }>;
+      const wrong = Object.fromEntries(Object.entries(props).map(([k, p]) => [k, p.type === 'string' ? 12 : 'not this']));
+      const first = Object.keys(props)[0];
+      return [{}, { notAnOption: true }, wrong, first ? { [first]: null } : [], 'text', null];
+    };
+    for (const key of schemas) {
+      const schema = JSON.parse(key) as Record<string, unknown>;
+      const pre = precompiledValidators.get(key)!;
+      const fresh = ajv.compile(schema);
+      for (const sample of samples(schema)) {
+        const a = structuredClone(sample);
+        const b = structuredClone(sample);
+        const ok = pre(a);
+        assert.equal(ok, fresh(b), `${schema.title ?? key.slice(0, 80)} on ${JSON.stringify(sample)}`);
+        assert.deepEqual(pre.errors ?? null, fresh.errors ?? null);
+        assert.deepEqual(a, b, 'the same defaults applied');
+      }
     }
   });
 });

@@ -88,6 +88,26 @@ describe('embedded store persistence', () => {
       }
     }));
 
+  test('opening a store with nothing to recover leaves its file alone (the start does not rewrite it)', () =>
+    withDataDir(async (dir) => {
+      const a = makeStore(dir);
+      await a.open(); // a new file: written at the open
+      await a.upsertLibrary({ id: '/docs/koa', title: 'Koa', description: '', source: { kind: 'upload', spec: {} } });
+      await a.close();
+      const file = join(dir, DB);
+      const before = await stat(file);
+      const again = makeStore(dir, 'server', {}, { port: 5000 });
+      await again.open();
+      try {
+        const after = await stat(file);
+        assert.equal(after.ino, before.ino, 'not replaced');
+        assert.equal(after.mtimeMs, before.mtimeMs, 'not written');
+        assert.equal((await again.getLibrary('/docs/koa'))?.title, 'Koa');
+      } finally {
+        await again.close();
+      }
+    }));
+
   test('the database file is replaced atomically and no temporary files are left', () =>
     withDataDir(async (dir) => {
       await mkdir(dir, { recursive: true });
