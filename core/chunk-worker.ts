@@ -19,6 +19,12 @@ import type { ChunkerPlanEntry } from './chunk-thread.ts';
 /** Documents from this many characters on are chunked in the worker thread. */
 export const CHUNK_WORKER_MIN_CHARS = 8 * 1024;
 const IDLE_MS = 10_000;
+/**
+ * Parsing markdown allocates many short-lived objects (micromark's events and tokens, mdast
+ * nodes): a young generation of 64 MB semi-spaces (V8's default is 16 MB) scavenges a fraction
+ * as often and cut the chunking CPU of python by about a fifth (docs/benchmark.md).
+ */
+const CHUNK_THREAD_LIMITS = { maxYoungGenerationSizeMb: 192 };
 
 type Pending = { resolve: (s: Snippet[]) => void; reject: (e: Error) => void };
 
@@ -79,7 +85,7 @@ export class ChunkWorker {
     return new Promise<boolean>((resolve) => {
       let worker: Worker;
       try {
-        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir });
+        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir }, undefined, CHUNK_THREAD_LIMITS);
       } catch (e) {
         this.fail(e as Error);
         resolve(false);
