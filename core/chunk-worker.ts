@@ -38,6 +38,8 @@ export class ChunkWorker {
   private broken = false;
   /** Documents chunked in the worker thread (for tests and reports). */
   chunked = 0;
+  /** Characters of the documents sent to the worker thread and not yet chunked. */
+  queuedChars = 0;
 
   constructor(
     private readonly kernel: Kernel,
@@ -56,11 +58,13 @@ export class ChunkWorker {
     const reply = new Promise<Snippet[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     const message = { id, chunker: this.kernel.chunkers.indexOf(chunker), doc: plainDoc(doc) };
     worker.postMessage(message);
+    this.queuedChars += doc.content.length;
     try {
       const snippets = await reply;
       this.chunked++;
       return snippets;
     } finally {
+      this.queuedChars -= doc.content.length;
       if (this.pending.size === 0 && this.worker === worker) {
         worker.unref();
         this.idleTimer = setTimeout(() => void this.close(), this.idleMs);
@@ -204,13 +208,23 @@ export async function closeChunkWorker(kernel: Kernel): Promise<void> {
 }
 
 /**
+ * Outside a server (the CLI's `refdesk add`: no request waits on this event loop), a large
+ * document is chunked here rather than queued behind this many characters already sent to the
+ * worker thread, so that both cores chunk (the ingest loop sends documents ahead: ingest.ts).
+ */
+export const CHUNK_WORKER_SHARE_CHARS = 256 * 1024;
+
+/**
  * Chunks a document: in the kernel's worker thread when it has at least `minChars` characters
- * (0 or Infinity: never), else here. A worker that ended meanwhile means chunking it here.
+ * (0 or Infinity: never), else here; outside a server also here when the worker thread has
+ * CHUNK_WORKER_SHARE_CHARS queued. A worker that ended meanwhile means chunking it here.
  */
 export async function chunkDocument(kernel: Kernel, doc: SourceDocument, minChars = CHUNK_WORKER_MIN_CHARS): Promise<Snippet[]> {
   if (!(minChars > 0) || doc.content.length < minChars) return kernel.chunkerFor(doc.format).chunk(doc);
+  const worker = chunkWorkerOf(kernel);
+  if (kernel.env.mode !== 'server' && worker.queuedChars >= CHUNK_WORKER_SHARE_CHARS) return kernel.chunkerFor(doc.format).chunk(doc);
   try {
-    return await chunkWorkerOf(kernel).chunk(doc);
+    return await worker.chunk(doc);
   } catch (e) {
     if (e instanceof WorkerGone) return kernel.chunkerFor(doc.format).chunk(doc);
     throw e;
