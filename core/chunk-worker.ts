@@ -48,6 +48,16 @@ export class ChunkWorker {
 
   /** The document's snippets, from the worker thread; on the main thread when no worker runs. */
   async chunk(doc: SourceDocument): Promise<Snippet[]> {
+    // Counted from now: documents sent while the thread starts are queued for it too.
+    this.queuedChars += doc.content.length;
+    try {
+      return await this.send(doc);
+    } finally {
+      this.queuedChars -= doc.content.length;
+    }
+  }
+
+  private async send(doc: SourceDocument): Promise<Snippet[]> {
     const chunker = this.kernel.chunkerFor(doc.format);
     if (this.broken || !(await this.start())) return chunker.chunk(doc);
     const worker = this.worker!;
@@ -58,13 +68,11 @@ export class ChunkWorker {
     const reply = new Promise<Snippet[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
     const message = { id, chunker: this.kernel.chunkers.indexOf(chunker), doc: plainDoc(doc) };
     worker.postMessage(message);
-    this.queuedChars += doc.content.length;
     try {
       const snippets = await reply;
       this.chunked++;
       return snippets;
     } finally {
-      this.queuedChars -= doc.content.length;
       if (this.pending.size === 0 && this.worker === worker) {
         worker.unref();
         this.idleTimer = setTimeout(() => void this.close(), this.idleMs);

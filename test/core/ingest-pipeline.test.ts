@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, type Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createTestLogger } from '../../core/testing/index.ts';
-import { CHUNK_WORKER_MIN_CHARS, chunkWorkerOf } from '../../core/chunk-worker.ts';
+import { CHUNK_WORKER_MIN_CHARS, CHUNK_WORKER_SHARE_CHARS, chunkWorkerOf } from '../../core/chunk-worker.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
@@ -113,4 +113,34 @@ test('a pipelined ingest (large documents in the worker, small ones here) stores
   assert.equal(paths.length, 47);
   assert.equal(pipelined.done.progress.files, 47);
   for (const { log } of [pipelined, here]) assert.match(log, /skipped p16-broken\.md: the chunker failed \(cannot parse p16-broken\.md\)/);
+});
+
+test('outside a server (refdesk add), large documents are chunked here too while the worker thread is busy, into the same build', async () => {
+  const writer = await createKernel(join(dir, 'refdesk.yaml'), { env: { dataDir: join(dir, 'writer-data'), mode: 'writer' }, logger });
+  await writer.open();
+  try {
+    const folder = join(dir, 'writer-docs');
+    mkdirSync(folder, { recursive: true });
+    // The first page keeps the worker busy (more than CHUNK_WORKER_SHARE_CHARS queued) while the
+    // next large pages are read: those are chunked on this thread.
+    const huge = largePage('huge', 2400);
+    assert.ok(huge.length > CHUNK_WORKER_SHARE_CHARS);
+    writeFileSync(join(folder, 'a00.md'), huge);
+    for (let i = 1; i <= 10; i++) writeFileSync(join(folder, `a${String(i).padStart(2, '0')}.md`), largePage(`v${i}y`, 70));
+    const ingest = async (name: string, minChars: number) => {
+      const { job } = await addLibrary(writer, { source: 'upload', name, spec: { path: folder } });
+      const done = await runIngestJob(writer, job.id, { chunkWorkerMinChars: minChars });
+      assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+      return (await writer.store.getSnippets(`/docs/${name}`, '')).map(({ id: _id, ...s }) => s);
+    };
+    const before = chunkWorkerOf(writer).chunked;
+    const shared = await ingest('shared', CHUNK_WORKER_MIN_CHARS);
+    const inWorker = chunkWorkerOf(writer).chunked - before;
+    assert.ok(inWorker >= 1 && inWorker < 11, `${inWorker} of 11 large documents chunked in the worker thread`);
+    const here = await ingest('here', 0);
+    assert.equal(here.length, shared.length);
+    assert.deepEqual(shared, here, 'the same snippets in the same order');
+  } finally {
+    await writer.close();
+  }
 });
