@@ -40,6 +40,8 @@ export class ChunkWorker {
   chunked = 0;
   /** Characters of the documents sent to the worker thread and not yet chunked. */
   queuedChars = 0;
+  /** Outside a server: characters of large documents chunked on the main thread. */
+  mainChars = 0;
 
   constructor(
     private readonly kernel: Kernel,
@@ -218,19 +220,24 @@ export async function closeChunkWorker(kernel: Kernel): Promise<void> {
 /**
  * Outside a server (the CLI's `refdesk add`: no request waits on this event loop), a large
  * document is chunked here rather than queued behind this many characters already sent to the
- * worker thread, so that both cores chunk (the ingest loop sends documents ahead: ingest.ts).
+ * worker thread, so that both cores chunk (the ingest loop sends documents ahead: ingest.ts);
+ * and the worker thread starts only once this many characters of large documents were chunked
+ * here: a small library is done before a thread would have started and warmed up.
  */
 export const CHUNK_WORKER_SHARE_CHARS = 256 * 1024;
 
 /**
  * Chunks a document: in the kernel's worker thread when it has at least `minChars` characters
- * (0 or Infinity: never), else here; outside a server also here when the worker thread has
- * CHUNK_WORKER_SHARE_CHARS queued. A worker that ended meanwhile means chunking it here.
+ * (0 or Infinity: never), else here; outside a server also here for the first
+ * CHUNK_WORKER_SHARE_CHARS, and when the worker thread has as many queued. A worker that ended meanwhile means chunking it here.
  */
 export async function chunkDocument(kernel: Kernel, doc: SourceDocument, minChars = CHUNK_WORKER_MIN_CHARS): Promise<Snippet[]> {
   if (!(minChars > 0) || doc.content.length < minChars) return kernel.chunkerFor(doc.format).chunk(doc);
   const worker = chunkWorkerOf(kernel);
-  if (kernel.env.mode !== 'server' && worker.queuedChars >= CHUNK_WORKER_SHARE_CHARS) return kernel.chunkerFor(doc.format).chunk(doc);
+  if (kernel.env.mode !== 'server' && (worker.mainChars < CHUNK_WORKER_SHARE_CHARS || worker.queuedChars >= CHUNK_WORKER_SHARE_CHARS)) {
+    worker.mainChars += doc.content.length;
+    return kernel.chunkerFor(doc.format).chunk(doc);
+  }
   try {
     return await worker.chunk(doc);
   } catch (e) {
