@@ -6,7 +6,9 @@
  * the same options); smaller ones stay on the main thread, where the ingest loop yields between
  * documents (core/yield-loop.ts). The worker starts at the first large document, and ends after
  * `idleMs` without work and when the kernel closes. When it cannot start or dies, chunking goes on
- * on the main thread (logged once).
+ * on the main thread (logged once). Outside a server (`refdesk add`) the main thread shares the
+ * large documents with the worker (CHUNK_WORKER_SHARE_CHARS). The ingest loop does not wait for
+ * one document's snippets before sending the next (core/ingest.ts), so both threads work at once.
  */
 import type { Worker } from 'node:worker_threads';
 import type { SourceDocument, Snippet } from './contracts.ts';
