@@ -6,7 +6,9 @@
  * the same options); smaller ones stay on the main thread, where the ingest loop yields between
  * documents (core/yield-loop.ts). The worker starts at the first large document, and ends after
  * `idleMs` without work and when the kernel closes. When it cannot start or dies, chunking goes on
- * on the main thread (logged once).
+ * on the main thread (logged once). Outside a server (`refdesk add`) the main thread shares the
+ * large documents with the worker (CHUNK_WORKER_SHARE_CHARS). The ingest loop does not wait for
+ * one document's snippets before sending the next (core/ingest.ts), so both threads work at once.
  */
 import type { Worker } from 'node:worker_threads';
 import type { SourceDocument, Snippet } from './contracts.ts';
@@ -19,6 +21,12 @@ import type { ChunkerPlanEntry } from './chunk-thread.ts';
 /** Documents from this many characters on are chunked in the worker thread. */
 export const CHUNK_WORKER_MIN_CHARS = 8 * 1024;
 const IDLE_MS = 10_000;
+/**
+ * Parsing markdown allocates many short-lived objects (micromark's events and tokens, mdast
+ * nodes): a young generation of 64 MB semi-spaces (V8's default is 16 MB) scavenges a fraction
+ * as often and cut the chunking CPU of python by about a fifth (docs/benchmark.md).
+ */
+const CHUNK_THREAD_LIMITS = { maxYoungGenerationSizeMb: 192 };
 
 type Pending = { resolve: (s: Snippet[]) => void; reject: (e: Error) => void };
 
@@ -32,6 +40,10 @@ export class ChunkWorker {
   private broken = false;
   /** Documents chunked in the worker thread (for tests and reports). */
   chunked = 0;
+  /** Characters of the documents sent to the worker thread and not yet chunked. */
+  queuedChars = 0;
+  /** Outside a server: characters of large documents chunked on the main thread. */
+  mainChars = 0;
 
   constructor(
     private readonly kernel: Kernel,
@@ -40,6 +52,16 @@ export class ChunkWorker {
 
   /** The document's snippets, from the worker thread; on the main thread when no worker runs. */
   async chunk(doc: SourceDocument): Promise<Snippet[]> {
+    // Counted from now: documents sent while the thread starts are queued for it too.
+    this.queuedChars += doc.content.length;
+    try {
+      return await this.send(doc);
+    } finally {
+      this.queuedChars -= doc.content.length;
+    }
+  }
+
+  private async send(doc: SourceDocument): Promise<Snippet[]> {
     const chunker = this.kernel.chunkerFor(doc.format);
     if (this.broken || !(await this.start())) return chunker.chunk(doc);
     const worker = this.worker!;
@@ -79,7 +101,7 @@ export class ChunkWorker {
     return new Promise<boolean>((resolve) => {
       let worker: Worker;
       try {
-        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir });
+        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir }, undefined, CHUNK_THREAD_LIMITS);
       } catch (e) {
         this.fail(e as Error);
         resolve(false);
@@ -198,13 +220,28 @@ export async function closeChunkWorker(kernel: Kernel): Promise<void> {
 }
 
 /**
+ * Outside a server (the CLI's `refdesk add`: no request waits on this event loop), a large
+ * document is chunked here rather than queued behind this many characters already sent to the
+ * worker thread, so that both cores chunk (the ingest loop sends documents ahead: ingest.ts);
+ * and the worker thread starts only once this many characters of large documents were chunked
+ * here: a small library is done before a thread would have started and warmed up.
+ */
+export const CHUNK_WORKER_SHARE_CHARS = 256 * 1024;
+
+/**
  * Chunks a document: in the kernel's worker thread when it has at least `minChars` characters
- * (0 or Infinity: never), else here. A worker that ended meanwhile means chunking it here.
+ * (0 or Infinity: never), else here; outside a server also here for the first
+ * CHUNK_WORKER_SHARE_CHARS, and when the worker thread has as many queued. A worker that ended meanwhile means chunking it here.
  */
 export async function chunkDocument(kernel: Kernel, doc: SourceDocument, minChars = CHUNK_WORKER_MIN_CHARS): Promise<Snippet[]> {
   if (!(minChars > 0) || doc.content.length < minChars) return kernel.chunkerFor(doc.format).chunk(doc);
+  const worker = chunkWorkerOf(kernel);
+  if (kernel.env.mode !== 'server' && (worker.mainChars < CHUNK_WORKER_SHARE_CHARS || worker.queuedChars >= CHUNK_WORKER_SHARE_CHARS)) {
+    worker.mainChars += doc.content.length;
+    return kernel.chunkerFor(doc.format).chunk(doc);
+  }
   try {
-    return await chunkWorkerOf(kernel).chunk(doc);
+    return await worker.chunk(doc);
   } catch (e) {
     if (e instanceof WorkerGone) return kernel.chunkerFor(doc.format).chunk(doc);
     throw e;

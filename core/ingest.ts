@@ -257,10 +257,11 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       }
       return servedLineMap;
     };
-    let previousSnippets: Map<string, Snippet[]> | null = null;
+    // Read once, on the first document reused (documents are in flight side by side: one read).
+    let previousSnippets: Promise<Map<string, Snippet[]>> | null = null;
     const reuse = async (path: string): Promise<Snippet[]> => {
-      previousSnippets ??= groupByPath(await store.getSnippets(job.libraryId, job.version));
-      return previousSnippets.get(path) ?? [];
+      previousSnippets ??= store.getSnippets(job.libraryId, job.version).then(groupByPath);
+      return (await previousSnippets).get(path) ?? [];
     };
     let reused = 0;
     let documents: BuildDocument[] = [];
@@ -298,6 +299,48 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           },
         });
     if (rechunk) log('info', `re-chunking from the stored documents of the served build (the chunking configuration changed)`);
+    // Chunking is pipelined: a document sent to the chunk worker is not waited for before the next
+    // one is read; up to IN_FLIGHT_DOCS documents (IN_FLIGHT_CHARS characters) are in flight, and
+    // their snippets are taken in the order the source gave the documents, so the build is the
+    // same as one chunked a document at a time. Meanwhile this thread reads, hashes, compresses,
+    // chunks the small documents and writes batches: on two cores both work at once.
+    const inFlight: InFlightDocument[] = [];
+    let inFlightChars = 0;
+    const complete = async (item: InFlightDocument): Promise<void> => {
+      const chunked = await item.snippets;
+      inFlightChars -= item.chars;
+      const { doc, hash, meta, before } = item;
+      if (!chunked.ok) {
+        if (!item.chunking) throw chunked.error; // the store could not give the reused snippets: the job fails, as before
+        log('warn', `skipped ${doc.path}: the chunker failed (${chunked.error.message})`);
+        return;
+      }
+      const snippets = chunked.snippets;
+      await storeDoc(doc, hash, meta);
+      // The job's log file only (not the store's lines, not the process log): one line per document.
+      const line = jobLog.append({ level: 'debug', stage, message: redact(`${doc.path}: ${snippets.length} snippets${before && before.hash === hash ? ' (unchanged, reused)' : ''}`), path: redact(doc.path) });
+      if (line) options.onLog?.(line);
+      documents.push({ path: doc.path, hash, meta, chunker: fingerprints.of(doc.format) });
+      progress.files++;
+      progress.snippets += snippets.length;
+      for (const s of snippets) totalTokens += s.tokens;
+      batch.push(...snippets);
+      vectors?.add(snippets);
+      if (batch.length >= batchSize) {
+        await store.addSnippets(buildId!, batch);
+        await store.addDocuments(buildId!, documents);
+        batch = [];
+        documents = [];
+      }
+      report();
+    };
+    /** Completes the documents whose snippets are ready (all of them with `all`), in order. */
+    const drain = async (all: boolean): Promise<void> => {
+      while (inFlight.length > 0 && (all || inFlight[0].settled || inFlight.length > IN_FLIGHT_DOCS || inFlightChars > IN_FLIGHT_CHARS)) {
+        await complete(inFlight.shift()!);
+        await pause();
+      }
+    };
     for await (const doc of reader) {
       await pause();
       signal.throwIfAborted();
@@ -307,7 +350,8 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       }
       seenPaths.add(doc.path);
       const before = previous.get(doc.path);
-      let snippets: Snippet[];
+      let snippets: Promise<Snippet[]>;
+      let chunking = false;
       let hash: string;
       let meta = doc.meta ?? {};
       if (doc.unchanged) {
@@ -317,41 +361,23 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
         }
         hash = before.hash;
         if (!doc.meta) meta = before.meta;
-        snippets = await reuse(doc.path);
+        snippets = reuse(doc.path);
         reused++;
       } else {
         hash = doc.hash ?? contentHash(doc.content, doc.lineMap);
         if (before && before.hash === hash) {
-          snippets = await reuse(doc.path);
+          snippets = reuse(doc.path);
           reused++;
         } else {
-          try {
-            snippets = await chunkDocument(kernel, doc, options.chunkWorkerMinChars);
-          } catch (e) {
-            log('warn', `skipped ${doc.path}: the chunker failed (${(e as Error).message})`);
-            continue;
-          }
+          snippets = chunkDocument(kernel, doc, options.chunkWorkerMinChars);
+          chunking = true;
         }
       }
-      await storeDoc(doc, hash, meta);
-      // The job's log file only (not the store's lines, not the process log): one line per document.
-      const chunked = jobLog.append({ level: 'debug', stage, message: redact(`${doc.path}: ${snippets.length} snippets${before && before.hash === hash ? ' (unchanged, reused)' : ''}`), path: redact(doc.path) });
-      if (chunked) options.onLog?.(chunked);
-      documents.push({ path: doc.path, hash, meta, chunker: fingerprints.of(doc.format) });
-      progress.files++;
-      progress.snippets += snippets.length;
-      for (const s of snippets) totalTokens += s.tokens;
-      batch.push(...snippets);
-      vectors?.add(snippets);
-      if (batch.length >= batchSize) {
-        await store.addSnippets(buildId, batch);
-        await store.addDocuments(buildId, documents);
-        batch = [];
-        documents = [];
-      }
-      report();
-      await pause();
+      inFlight.push(inFlightDocument(doc, hash, meta, before, snippets, chunking));
+      inFlightChars += doc.content.length;
+      await drain(false);
     }
+    await drain(true);
     stage = 'writing';
     if (batch.length > 0) await store.addSnippets(buildId, batch);
     if (documents.length > 0) await store.addDocuments(buildId, documents);
@@ -469,4 +495,31 @@ async function queueSuggestedVersions(kernel: Kernel, libraryId: string, kind: s
     queued.push(version);
   }
   if (queued.length > 0) log('info', `queued ${queued.length} more versions the source names: ${queued.join(', ')}`);
+}
+
+/** Documents from the source may be this far ahead of the ones whose snippets are written. */
+const IN_FLIGHT_DOCS = 32;
+const IN_FLIGHT_CHARS = 4 << 20;
+
+/** A document read and sent to its chunker (or to reuse), its snippets not yet written. */
+interface InFlightDocument {
+  doc: SourceDocument;
+  hash: string;
+  meta: Record<string, string>;
+  before: PreviousDocument | undefined;
+  chars: number;
+  /** Chunked (not reused from the served build): a failure skips the document, not the job. */
+  chunking: boolean;
+  /** Never rejects: a chunker's failure skips the document when its turn comes. */
+  snippets: Promise<{ ok: true; snippets: Snippet[] } | { ok: false; error: Error }>;
+  settled: boolean;
+}
+
+function inFlightDocument(doc: SourceDocument, hash: string, meta: Record<string, string>, before: PreviousDocument | undefined, snippets: Promise<Snippet[]>, chunking: boolean): InFlightDocument {
+  const item: InFlightDocument = { doc, hash, meta, before, chars: doc.content.length, chunking, snippets: null!, settled: false };
+  item.snippets = snippets.then(
+    (s) => ((item.settled = true), { ok: true as const, snippets: s }),
+    (e: unknown) => ((item.settled = true), { ok: false as const, error: e instanceof Error ? e : new Error(String(e)) }),
+  );
+  return item;
 }

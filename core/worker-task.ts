@@ -6,7 +6,7 @@
  * Under tsx a worker does not inherit the main thread's loader, so a `.ts` worker is started
  * through a small bootstrap that registers tsx first (tsx/esm/api).
  */
-import { Worker, type TransferListItem } from 'node:worker_threads';
+import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 
 /** The URL of a worker module beside `callerUrl` (the caller's import.meta.url), with its extension. */
 export function workerUrl(callerUrl: string, relative: string): URL {
@@ -15,13 +15,14 @@ export function workerUrl(callerUrl: string, relative: string): URL {
 }
 
 /** Starts a worker thread on a module, TypeScript (through tsx) or JavaScript. */
-export function startWorker(url: URL, workerData: unknown, transferList?: TransferListItem[]): Worker {
+export function startWorker(url: URL, workerData: unknown, transferList?: TransferListItem[], resourceLimits?: ResourceLimits): Worker {
+  const options = { workerData, transferList, ...(resourceLimits ? { resourceLimits } : {}) };
   if (url.pathname.endsWith('.ts')) {
     const tsx = import.meta.resolve('tsx/esm/api');
     const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`;
-    return new Worker(code, { eval: true, workerData, transferList });
+    return new Worker(code, { eval: true, ...options });
   }
-  return new Worker(url, { workerData, transferList });
+  return new Worker(url, options);
 }
 
 /** What a one-shot worker module posts once: its result, or the error's message. */
