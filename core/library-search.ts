@@ -6,7 +6,8 @@
  * plus a small prior from its quality signals (trust score, benchmark score, stars, snippet
  * count, served or not). The second (skipped when `fast` is set) re-ranks the best candidates by
  * the question: how many of its words the library's description and its own documentation
- * (the top hits of the library's lexical index) contain; then, with an LLM in Settings (the
+ * (the top hits of the library's lexical index; searched only for the candidates that can still
+ * come first, see contenders) contain; then, with an LLM in Settings (the
  * reranker-llm plugin), one LLM call reorders the best candidates. With an embedder, the first
  * stage is fused with the libraries' vectors (core/library-vectors.ts).
  */
@@ -172,19 +173,39 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
   if (!options.fast && first.length > 1) {
     const questionTokens = new Set(tokenize(query));
     const head = first.slice(0, RERANK_CANDIDATES);
-    for (const c of head) {
-      let docs = '';
-      if (c.library.state === 'finalized') {
-        const hits = await kernel.store.search(c.library.id, '', query, 5).catch(() => []);
-        docs = hits.map((h) => `${h.snippet.breadcrumb.join(' ')} ${h.snippet.title} ${h.snippet.content} ${h.snippet.code} ${h.snippet.description}`).join(' ');
-      }
-      c.score += 0.1 * coverage(questionTokens, `${c.library.title} ${c.library.description}`) + 0.2 * coverage(questionTokens, docs);
+    // The record's words first (no store read), then the documentation: searched only for the
+    // candidates that can still win (see contenders), not for all ten.
+    for (const c of head) c.score += DESCRIPTION_WEIGHT * coverage(questionTokens, `${c.library.title} ${c.library.description}`);
+    for (const c of contenders(head)) {
+      if (c.library.state !== 'finalized') continue;
+      const hits = await kernel.store.search(c.library.id, '', query, 5).catch(() => []);
+      const docs = hits.map((h) => `${h.snippet.breadcrumb.join(' ')} ${h.snippet.title} ${h.snippet.content} ${h.snippet.code} ${h.snippet.description}`).join(' ');
+      c.score += DOCS_WEIGHT * coverage(questionTokens, docs);
     }
     head.sort(byRank);
     first.splice(0, head.length, ...head);
     await rerankWithLlm(kernel, libraryName, query, first, options.signal);
   }
   return first.slice(0, options.limit ?? 20).map(({ library, score }) => ({ library, score }));
+}
+
+const DESCRIPTION_WEIGHT = 0.1;
+/** The most the documentation coverage adds to a candidate's score. */
+const DOCS_WEIGHT = 0.2;
+
+/**
+ * The candidates whose documentation is searched: those that can still come first once it is.
+ * The coverage adds at most DOCS_WEIGHT, and an exact ID match ranks before any other, so a
+ * candidate of another exactness than the best, or more than DOCS_WEIGHT below it, cannot
+ * overtake it: searching its documentation (opening its index segment: over 1,000 libraries the
+ * most of a request's time) cannot change which library wins. The winner is the one the search
+ * of all ten would give; only the order below it may differ. A best candidate with no contender
+ * (the asked name is one library's ID) searches nothing.
+ */
+function contenders(head: Array<ScoredLibrary & { exactId: boolean }>): Array<ScoredLibrary & { exactId: boolean }> {
+  const best = head.reduce((a, b) => (byRank(a, b) <= 0 ? a : b));
+  const close = head.filter((c) => c.exactId === best.exactId && c.score + DOCS_WEIGHT >= best.score);
+  return close.length > 1 ? close : [];
 }
 
 /** How many of the best candidates the reranker (an LLM in Settings) may reorder. */
