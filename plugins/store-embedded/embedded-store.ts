@@ -185,6 +185,9 @@ function toStoredSnippet(s: Snippet, id: number, seq: number): StoredSnippet {
   };
 }
 
+/** Builds of at most this many snippets get their segment computed on the main thread (see writeSegmentOffThread). */
+const MAIN_THREAD_SNIPPETS = 300;
+
 export class EmbeddedStore implements Store {
   readonly options: EmbeddedStoreOptions;
   /** Absolute path of the database file. */
@@ -748,7 +751,7 @@ export class EmbeddedStore implements Store {
     const staged = this.stagingFor(buildId);
     const totals: BuildStats = { totalSnippets: staged.count, totalTokens: staged.tokens };
     const [segment, pack] = await Promise.all([
-      this.writeSegmentOffThread(buildId, staged.path),
+      this.writeSegmentOffThread(buildId, staged.path, staged.count),
       writePack(this.segmentDir, buildId, readStaging(staged.path)),
     ]).catch(async (err: unknown) => {
       await this.removeSegmentFiles([buildId]);
@@ -806,7 +809,10 @@ export class EmbeddedStore implements Store {
    * Computes and writes a build's segment in a worker thread from a file of its snippets (a
    * staging file or a pack: build-pack.ts); here when no worker can start.
    */
-  private async writeSegmentOffThread(buildId: string, source: string): Promise<Awaited<ReturnType<typeof writeSegment>>> {
+  private async writeSegmentOffThread(buildId: string, source: string, snippets = Infinity): Promise<Awaited<ReturnType<typeof writeSegment>>> {
+    // A small build's index takes a few milliseconds: less than starting a worker thread (0.5 - 1 s
+    // under tsx at load 15), which made every finalize of a catalog of small libraries slow.
+    if (snippets <= MAIN_THREAD_SNIPPETS) return this.writeSegmentHere(buildId, source);
     try {
       const written = await runWorkerTask<Awaited<ReturnType<typeof writeSegment>>>(workerUrl(import.meta.url, './segment-build-thread'), {
         dir: this.segmentDir,
@@ -819,10 +825,14 @@ export class EmbeddedStore implements Store {
     } catch (err) {
       if (err instanceof PackError) throw err;
       this.logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
-      const snippets = readSnippetsFileSync(source);
-      this.segmentBuilds.mainThread++;
-      return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+      return this.writeSegmentHere(buildId, source);
     }
+  }
+
+  private writeSegmentHere(buildId: string, source: string): ReturnType<typeof writeSegment> {
+    const snippets = readSnippetsFileSync(source);
+    this.segmentBuilds.mainThread++;
+    return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
   }
 
   async failBuild(buildId: string): Promise<void> {
