@@ -9,6 +9,7 @@
 /** mulberry32 (scripts/fuzz/requests.ts): a small seeded PRNG, uniform in [0, 1). */
 export { prng as rng } from '../fuzz/requests.ts';
 import { prng as rng } from '../fuzz/requests.ts';
+import type { Snippet } from '../../core/contracts.ts';
 
 const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'br', 'cl', 'dr', 'fl', 'gr', 'pl', 'pr', 'sk', 'sl', 'st', 'tr', 'ch', 'sh', 'th'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
@@ -103,22 +104,8 @@ export function generatePage(vocab: Vocabulary, random: () => number, sections: 
   return lines.join('\n');
 }
 
-/** A generated snippet (the fields the store keeps; the chunker's shape). */
-export interface GeneratedSnippet {
-  type: 'info' | 'code';
-  title: string;
-  description: string;
-  language: string;
-  code: string;
-  content: string;
-  breadcrumb: string[];
-  pageTitle: string;
-  sourcePath: string;
-  anchor: string;
-  lineStart: number;
-  lineEnd: number;
-  tokens: number;
-}
+/** A generated snippet: what the chunker gives (every field set). */
+export type GeneratedSnippet = Snippet & { anchor: string };
 
 const anchorOf = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
 const tokensOf = (s: string) => Math.ceil(s.length / 4);

@@ -20,7 +20,7 @@ import {
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { SEGMENT_DIR } from '../../../plugins/store-embedded/segment.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
-import { makeStore, memoryLogger, tempDataDir, type LogEntry } from './helpers.ts';
+import { tempDataDir, withReopenableStore } from './helpers.ts';
 
 /** Snippets with every field set, some of them multi-byte and with newlines. */
 function snippets(n: number, from = 1): StoredSnippet[] {
@@ -106,28 +106,7 @@ describe('build packs (build-pack.ts)', () => {
 });
 
 describe('the embedded store with packs', () => {
-  async function withStore(fn: (ctx: { dir: string; store: EmbeddedStore; logs: LogEntry[]; reopen: () => Promise<EmbeddedStore> }) => Promise<void>): Promise<void> {
-    const data = await tempDataDir();
-    const logs: LogEntry[] = [];
-    let store = makeStore(data.dir, 'writer', {}, { logger: memoryLogger(logs) });
-    await store.open();
-    try {
-      await fn({
-        dir: data.dir,
-        store,
-        logs,
-        reopen: async () => {
-          await store.close();
-          store = makeStore(data.dir, 'writer', {}, { logger: memoryLogger(logs) });
-          await store.open();
-          return store;
-        },
-      });
-    } finally {
-      await store.close();
-      await data.remove();
-    }
-  }
+  const withStore = withReopenableStore;
 
   async function addLibrary(store: EmbeddedStore, id: string, contents: string[]): Promise<string> {
     await store.upsertLibrary({ id, title: id, source: { kind: 'upload', spec: {} } });

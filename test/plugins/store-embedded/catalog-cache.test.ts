@@ -3,30 +3,12 @@ import assert from 'node:assert/strict';
 import type { LibraryRecord } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
-import { makeStore, tempDataDir } from './helpers.ts';
+import { withReopenableStore } from './helpers.ts';
 
 /** The records as the database holds them now, read past the cache. */
 const uncached = (store: EmbeddedStore): LibraryRecord[] => (store as unknown as { libraryRecords(id: string | null): LibraryRecord[] }).libraryRecords(null);
 
-async function withStore(fn: (ctx: { store: EmbeddedStore; reopen: () => Promise<EmbeddedStore> }) => Promise<void>): Promise<void> {
-  const data = await tempDataDir();
-  let store = makeStore(data.dir);
-  await store.open();
-  try {
-    await fn({
-      store,
-      reopen: async () => {
-        await store.close();
-        store = makeStore(data.dir);
-        await store.open();
-        return store;
-      },
-    });
-  } finally {
-    await store.close();
-    await data.remove();
-  }
-}
+const withStore = withReopenableStore;
 
 async function build(store: EmbeddedStore, id: string, version: string, contents: string[]): Promise<string> {
   const b = await store.beginBuild(id, version, null);

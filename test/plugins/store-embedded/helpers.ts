@@ -35,3 +35,39 @@ export async function tempDataDir(): Promise<{ dir: string; remove(): Promise<vo
   // A data dir that does not exist yet: the store creates it.
   return { dir: join(root, 'data'), remove: () => rm(root, { recursive: true, force: true }) };
 }
+
+/**
+ * Runs `fn` with an open store on a fresh data directory and a `reopen` that closes it and opens
+ * another on the same directory (what a restart sees, in another mode or with other options if
+ * asked); everything is closed and removed after.
+ */
+export async function withReopenableStore(
+  fn: (ctx: {
+    dir: string;
+    store: EmbeddedStore;
+    logs: LogEntry[];
+    reopen: (mode?: 'writer' | 'reader', options?: object) => Promise<EmbeddedStore>;
+  }) => Promise<void>,
+  options: object = {},
+): Promise<void> {
+  const data = await tempDataDir();
+  const logs: LogEntry[] = [];
+  let store = makeStore(data.dir, 'writer', options, { logger: memoryLogger(logs) });
+  await store.open();
+  try {
+    await fn({
+      dir: data.dir,
+      store,
+      logs,
+      reopen: async (mode = 'writer', opts = options) => {
+        await store.close();
+        store = makeStore(data.dir, mode, opts, { logger: memoryLogger(logs) });
+        await store.open();
+        return store;
+      },
+    });
+  } finally {
+    await store.close();
+    await data.remove();
+  }
+}

@@ -11,7 +11,7 @@ import { HEADER_BYTES, SEGMENT_DIR, removeSegments } from '../../../plugins/stor
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { CORPORA_DIR, hasCorpora } from '../../helpers/corpora.ts';
-import { makeStore, memoryLogger, tempDataDir, type LogEntry } from './helpers.ts';
+import { withReopenableStore } from './helpers.ts';
 
 const QUESTIONS = [
   'how do I write middleware',
@@ -39,31 +39,7 @@ function koaSnippets(): Snippet[] {
   return out;
 }
 
-async function withStore(
-  fn: (ctx: { dir: string; store: EmbeddedStore; logs: LogEntry[]; reopen: (mode?: 'writer' | 'reader', options?: object) => Promise<EmbeddedStore> }) => Promise<void>,
-  options: object = {},
-): Promise<void> {
-  const data = await tempDataDir();
-  const logs: LogEntry[] = [];
-  let store = makeStore(data.dir, 'writer', options, { logger: memoryLogger(logs) });
-  await store.open();
-  try {
-    await fn({
-      dir: data.dir,
-      store,
-      logs,
-      reopen: async (mode = 'writer', opts = options) => {
-        await store.close();
-        store = makeStore(data.dir, mode, opts, { logger: memoryLogger(logs) });
-        await store.open();
-        return store;
-      },
-    });
-  } finally {
-    await store.close();
-    await data.remove();
-  }
-}
+const withStore = withReopenableStore;
 
 async function addLibrary(store: EmbeddedStore, id: string, snippets: Snippet[]): Promise<string> {
   await store.upsertLibrary({ id, title: id, source: { kind: 'upload', spec: {} } });
