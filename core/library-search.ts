@@ -66,7 +66,23 @@ interface PreparedName {
 const formsCache = new Map<string, LibraryForms>();
 const FORMS_CACHE_MAX = 20_000;
 
+/**
+ * Forms of frozen records (the embedded store's catalog, plugins/store-embedded/catalog-cache.ts,
+ * hands out the same frozen record until the library changes): found by the record itself, with
+ * no key string built per library and request.
+ */
+const formsOfRecord = new WeakMap<LibraryRecord, LibraryForms>();
+
 function libraryForms(lib: LibraryRecord): LibraryForms {
+  const frozen = Object.isFrozen(lib);
+  let f = frozen ? formsOfRecord.get(lib) : undefined;
+  if (f) return f;
+  f = formsByText(lib);
+  if (frozen) formsOfRecord.set(lib, f);
+  return f;
+}
+
+function formsByText(lib: LibraryRecord): LibraryForms {
   const key = `${lib.id}\0${lib.title}\0${lib.description}`;
   let f = formsCache.get(key);
   if (!f) {
@@ -160,12 +176,14 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
   const asked = prepareName(libraryName);
   // Only libraries with documentation to serve (a failed or unfinished first build has none).
   const pool = libs.filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)));
-  const first = pool
-    .map((library) => ({ library, forms: libraryForms(library) }))
-    .map((x) => ({ ...x, name: scoreName(x.forms, asked) }))
-    .filter((x) => x.name >= MIN_NAME_SCORE)
-    .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library), exactId: exactId(x.forms, asked.wanted) }))
-    .sort(byRank);
+  // One pass, objects only for the matches (1,000 libraries a request).
+  const first: Array<ScoredLibrary & { exactId: boolean }> = [];
+  for (const library of pool) {
+    const forms = libraryForms(library);
+    const name = scoreName(forms, asked);
+    if (name >= MIN_NAME_SCORE) first.push({ library, score: name + qualityPrior(library), exactId: exactId(forms, asked.wanted) });
+  }
+  first.sort(byRank);
   // With an embedder: fused with the libraries' vectors (core/library-vectors.ts); unchanged without.
   const fused = await fuseLibraryVectors(kernel, `${libraryName}\n${query}`, first, pool);
   if (fused !== first) first.splice(0, first.length, ...fused.sort(byRank));
