@@ -824,6 +824,15 @@ export class EmbeddedStore implements Store {
       return written;
     } catch (err) {
       if (err instanceof PackError) throw err;
+      if ((err as NodeJS.ErrnoException)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        // The main thread has no more memory than the worker had: trying there would take the process down.
+        this.logger.error('store: the index segment of a build ran out of memory in its worker thread', { buildId, snippets });
+        throw new RefdeskError(
+          'too_large',
+          `The index of build ${buildId} (${snippets} snippets) does not fit in the worker thread's memory; raise the heap limit (NODE_OPTIONS=--max-old-space-size=...) or split the library.`,
+          { cause: err },
+        );
+      }
       this.logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
       return this.writeSegmentHere(buildId, source);
     }
