@@ -210,7 +210,8 @@ export function ensureSchema(db: Database, fileForMessages: string): boolean {
   if (found === null || found < 2) db.exec(SCHEMA_V2);
   if (found === null || found < 3) db.exec(SCHEMA_V3);
   if (found === null || found < 4) db.exec(SCHEMA_V4);
-  if (found === null || found < 5) db.exec(SCHEMA_V5);
+  // Idempotent: a file marked older that already has the column (as the schema tests make them) keeps it.
+  if ((found === null || found < 5) && !db.exec("SELECT 1 FROM pragma_table_info('builds') WHERE name = 'pack_file'")[0]) db.exec(SCHEMA_V5);
   db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
   return true;
 }
