@@ -6,7 +6,8 @@
  * plus a small prior from its quality signals (trust score, benchmark score, stars, snippet
  * count, served or not). The second (skipped when `fast` is set) re-ranks the best candidates by
  * the question: how many of its words the library's description and its own documentation
- * (the top hits of the library's lexical index) contain; then, with an LLM in Settings (the
+ * (the top hits of the library's lexical index; searched only for the candidates that can still
+ * come first, see contenders) contain; then, with an LLM in Settings (the
  * reranker-llm plugin), one LLM call reorders the best candidates. With an embedder, the first
  * stage is fused with the libraries' vectors (core/library-vectors.ts).
  */
@@ -65,7 +66,23 @@ interface PreparedName {
 const formsCache = new Map<string, LibraryForms>();
 const FORMS_CACHE_MAX = 20_000;
 
+/**
+ * Forms of frozen records (the embedded store's catalog, plugins/store-embedded/catalog-cache.ts,
+ * hands out the same frozen record until the library changes): found by the record itself, with
+ * no key string built per library and request.
+ */
+const formsOfRecord = new WeakMap<LibraryRecord, LibraryForms>();
+
 function libraryForms(lib: LibraryRecord): LibraryForms {
+  const frozen = Object.isFrozen(lib);
+  let f = frozen ? formsOfRecord.get(lib) : undefined;
+  if (f) return f;
+  f = formsByText(lib);
+  if (frozen) formsOfRecord.set(lib, f);
+  return f;
+}
+
+function formsByText(lib: LibraryRecord): LibraryForms {
   const key = `${lib.id}\0${lib.title}\0${lib.description}`;
   let f = formsCache.get(key);
   if (!f) {
@@ -159,12 +176,14 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
   const asked = prepareName(libraryName);
   // Only libraries with documentation to serve (a failed or unfinished first build has none).
   const pool = libs.filter((lib) => lib.state === 'finalized' && (!options.filter || options.filter(lib)));
-  const first = pool
-    .map((library) => ({ library, forms: libraryForms(library) }))
-    .map((x) => ({ ...x, name: scoreName(x.forms, asked) }))
-    .filter((x) => x.name >= MIN_NAME_SCORE)
-    .map((x) => ({ library: x.library, score: x.name + qualityPrior(x.library), exactId: exactId(x.forms, asked.wanted) }))
-    .sort(byRank);
+  // One pass, objects only for the matches (1,000 libraries a request).
+  const first: Array<ScoredLibrary & { exactId: boolean }> = [];
+  for (const library of pool) {
+    const forms = libraryForms(library);
+    const name = scoreName(forms, asked);
+    if (name >= MIN_NAME_SCORE) first.push({ library, score: name + qualityPrior(library), exactId: exactId(forms, asked.wanted) });
+  }
+  first.sort(byRank);
   // With an embedder: fused with the libraries' vectors (core/library-vectors.ts); unchanged without.
   const fused = await fuseLibraryVectors(kernel, `${libraryName}\n${query}`, first, pool);
   if (fused !== first) first.splice(0, first.length, ...fused.sort(byRank));
@@ -172,19 +191,39 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
   if (!options.fast && first.length > 1) {
     const questionTokens = new Set(tokenize(query));
     const head = first.slice(0, RERANK_CANDIDATES);
-    for (const c of head) {
-      let docs = '';
-      if (c.library.state === 'finalized') {
-        const hits = await kernel.store.search(c.library.id, '', query, 5).catch(() => []);
-        docs = hits.map((h) => `${h.snippet.breadcrumb.join(' ')} ${h.snippet.title} ${h.snippet.content} ${h.snippet.code} ${h.snippet.description}`).join(' ');
-      }
-      c.score += 0.1 * coverage(questionTokens, `${c.library.title} ${c.library.description}`) + 0.2 * coverage(questionTokens, docs);
+    // The record's words first (no store read), then the documentation: searched only for the
+    // candidates that can still win (see contenders), not for all ten.
+    for (const c of head) c.score += DESCRIPTION_WEIGHT * coverage(questionTokens, `${c.library.title} ${c.library.description}`);
+    for (const c of contenders(head)) {
+      if (c.library.state !== 'finalized') continue;
+      const hits = await kernel.store.search(c.library.id, '', query, 5).catch(() => []);
+      const docs = hits.map((h) => `${h.snippet.breadcrumb.join(' ')} ${h.snippet.title} ${h.snippet.content} ${h.snippet.code} ${h.snippet.description}`).join(' ');
+      c.score += DOCS_WEIGHT * coverage(questionTokens, docs);
     }
     head.sort(byRank);
     first.splice(0, head.length, ...head);
     await rerankWithLlm(kernel, libraryName, query, first, options.signal);
   }
   return first.slice(0, options.limit ?? 20).map(({ library, score }) => ({ library, score }));
+}
+
+const DESCRIPTION_WEIGHT = 0.1;
+/** The most the documentation coverage adds to a candidate's score. */
+const DOCS_WEIGHT = 0.2;
+
+/**
+ * The candidates whose documentation is searched: those that can still come first once it is.
+ * The coverage adds at most DOCS_WEIGHT, and an exact ID match ranks before any other, so a
+ * candidate of another exactness than the best, or more than DOCS_WEIGHT below it, cannot
+ * overtake it: searching its documentation (opening its index segment: over 1,000 libraries the
+ * most of a request's time) cannot change which library wins. The winner is the one the search
+ * of all ten would give; only the order below it may differ. A best candidate with no contender
+ * (the asked name is one library's ID) searches nothing.
+ */
+function contenders(head: Array<ScoredLibrary & { exactId: boolean }>): Array<ScoredLibrary & { exactId: boolean }> {
+  const best = head.reduce((a, b) => (byRank(a, b) <= 0 ? a : b));
+  const close = head.filter((c) => c.exactId === best.exactId && c.score + DOCS_WEIGHT >= best.score);
+  return close.length > 1 ? close : [];
 }
 
 /** How many of the best candidates the reranker (an LLM in Settings) may reorder. */

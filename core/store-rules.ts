@@ -1,8 +1,9 @@
 /**
  * Rules every Store follows, written once so the embedded and in-memory stores answer alike:
- * job states, how a job's state shows in its library's state, input checks, not-found errors.
+ * job states, how a job's state shows in its library's state, input checks, snippet defaults,
+ * not-found errors.
  */
-import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryState, LogLevel } from './contracts.ts';
+import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryState, LogLevel, Snippet } from './contracts.ts';
 import { RefdeskError } from './errors.ts';
 
 export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
@@ -11,6 +12,29 @@ export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'
 
 export function invalid(message: string): RefdeskError {
   return new RefdeskError('invalid_request', message);
+}
+
+/**
+ * A snippet as a store keeps it: the fields a caller left out (a plugin written in plain
+ * JavaScript may) defaulted, the optional sourceUrl and anchor kept only when given.
+ */
+export function snippetDefaults(s: Snippet): Snippet {
+  return {
+    type: s.type,
+    title: s.title ?? '',
+    description: s.description ?? '',
+    language: s.language ?? '',
+    code: s.code ?? '',
+    content: s.content ?? '',
+    breadcrumb: s.breadcrumb ?? [],
+    pageTitle: s.pageTitle ?? '',
+    sourcePath: s.sourcePath ?? '',
+    ...(s.sourceUrl != null ? { sourceUrl: s.sourceUrl } : {}),
+    ...(s.anchor != null ? { anchor: s.anchor } : {}),
+    lineStart: s.lineStart ?? 0,
+    lineEnd: s.lineEnd ?? 0,
+    tokens: s.tokens ?? 0,
+  };
 }
 
 /** The library state a library's newest job implies when no default build is served. */

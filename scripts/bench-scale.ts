@@ -2,7 +2,7 @@
  * `npm run bench:scale`: serving at scale on generated data (nothing is committed or downloaded).
  *
  *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--small-snippets 200]
- *                       [--questions 300] [--seed 1]
+ *                       [--questions 300] [--seed 1] [--chunker]
  *                       [--data-dir DIR] [--keep] [--skip-build]
  *
  * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
@@ -11,9 +11,13 @@
  * 2. Builds, in a fresh data directory: one big library (`/docs/scale-big`) of about `--snippets`
  *    snippets and `--libraries - 1` small ones (20 to `--small-snippets` snippets each, default
  *    200; fewer when it is below 20; names and titles from the vocabulary), so the catalog holds
- *    `--libraries` libraries. Pages go through the real
- *    markdown chunker of the configured kernel, and the snippets through the store's build API
- *    (beginBuild, addSnippets, finalizeBuild: the same calls an ingest job makes), not through
+ *    `--libraries` libraries. The snippets are generated directly in the shapes the markdown
+ *    chunker makes of such pages (scale-docs.ts generatePageSnippets): chunking a million
+ *    generated snippets took 45 min at load 30 and the chunker's speed is not what this bench
+ *    measures (`npm run bench:serve` measures ingest). `--chunker` sends generated pages through
+ *    the real markdown chunker of the configured kernel instead. The snippets go through the
+ *    store's build API (beginBuild, addSnippets, finalizeBuild: the same calls an ingest job
+ *    makes), not through
  *    the sources and the job runner: reading a million snippets' worth of files through the
  *    upload source adds nothing this bench measures and would take most of the run.
  * 3. Starts the real server as a process (`bin/refdesk.js serve`: dist/ when built and current)
@@ -29,7 +33,8 @@
  * p99 <= 10 ms, RSS within the budget) and whether each was met. `--snippets 20000 --libraries 100`
  * is a quick check (well under a minute).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,7 +45,7 @@ import type { Snippet } from '../core/contracts.ts';
 import { launchServer, type LaunchedServer } from './bench/server-process.ts';
 import { benchApiKey } from './bench/api-key.ts';
 import { percentile } from './bench/metrics.ts';
-import { Vocabulary, generatePage, rng } from './bench/scale-docs.ts';
+import { Vocabulary, generatePage, generatePageSnippets, rng } from './bench/scale-docs.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -53,6 +58,7 @@ const { values } = parseArgs({
     'data-dir': { type: 'string' },
     keep: { type: 'boolean', default: false },
     'skip-build': { type: 'boolean', default: false },
+    chunker: { type: 'boolean', default: false },
   },
 });
 const count = (name: string, v: string | undefined, min: number) => {
@@ -71,32 +77,40 @@ const t0 = performance.now();
 const seconds = (from: number) => Math.round((performance.now() - from) / 100) / 10;
 const log = (line: string) => process.stderr.write(`[${seconds(t0)} s] ${line}\n`);
 
-/** Adds one library built from `pages` through the store's build API. Returns its snippet count. */
-async function buildLibrary(kernel: Kernel, id: string, title: string, description: string, pages: Iterable<{ path: string; content: string }>): Promise<number> {
+/** Adds one library through the store's build API; returns its snippet count and how long its finalizeBuild took. */
+async function buildLibrary(kernel: Kernel, id: string, title: string, description: string, batches: Iterable<Snippet[]>): Promise<{ snippets: number; finalizeMs: number }> {
   const { store } = kernel;
   await store.upsertLibrary({ id, title, description, source: { kind: 'upload', spec: { path: `generated${id}` } } });
   const build = await store.beginBuild(id, '', null);
-  const chunker = kernel.chunkerFor('markdown');
   let n = 0;
+  for (const batch of batches) {
+    await store.addSnippets(build, batch);
+    n += batch.length;
+  }
+  const t = performance.now();
+  await store.finalizeBuild(build);
+  return { snippets: n, finalizeMs: performance.now() - t };
+}
+
+/**
+ * A library's snippets in batches of about 5,000, until about `snippets`: generated directly, or
+ * (`--chunker`) generated pages through the markdown chunker (about one snippet a section).
+ */
+function* snippetsOf(kernel: Kernel, vocab: Vocabulary, random: () => number, snippets: number, sectionsPerPage: number): Generator<Snippet[]> {
+  const chunker = values.chunker ? kernel.chunkerFor('markdown') : null;
   let batch: Snippet[] = [];
-  for (const page of pages) {
-    batch.push(...chunker.chunk({ path: page.path, format: 'markdown', content: page.content }));
+  let n = 0;
+  for (let i = 0; n < snippets; i++) {
+    const path = `guide/part-${Math.floor(i / 100)}/page-${i}.md`;
+    const page = chunker ? chunker.chunk({ path, format: 'markdown', content: generatePage(vocab, random, sectionsPerPage) }) : generatePageSnippets(vocab, random, path, sectionsPerPage);
+    batch.push(...page);
+    n += page.length;
     if (batch.length >= 5000) {
-      await store.addSnippets(build, batch);
-      n += batch.length;
+      yield batch;
       batch = [];
     }
   }
-  await store.addSnippets(build, batch);
-  n += batch.length;
-  await store.finalizeBuild(build);
-  return n;
-}
-
-/** Pages of a library until about `snippets` snippets (the chunker makes about one a section). */
-function* pagesOf(vocab: Vocabulary, random: () => number, snippets: number, sectionsPerPage: number): Generator<{ path: string; content: string }> {
-  const pages = Math.max(1, Math.ceil(snippets / (sectionsPerPage * 1.25)));
-  for (let i = 0; i < pages; i++) yield { path: `guide/part-${Math.floor(i / 100)}/page-${i}.md`, content: generatePage(vocab, random, sectionsPerPage) };
+  if (batch.length > 0) yield batch;
 }
 
 async function build(): Promise<Record<string, unknown>> {
@@ -106,6 +120,7 @@ async function build(): Promise<Record<string, unknown>> {
   const random = rng(SEED + 1);
   const tSmall = performance.now();
   let smallSnippets = 0;
+  const finalizeMs: number[] = [];
   const used = new Set<string>([BIG]);
   for (let i = 0; i < LIBRARIES - 1; i++) {
     const name = vocab.libraryName(random, i);
@@ -113,17 +128,56 @@ async function build(): Promise<Record<string, unknown>> {
     if (used.has(id)) continue;
     used.add(id);
     const size = Math.min(20, SMALL_MAX) + Math.floor(random() * Math.max(0, SMALL_MAX - 20));
-    smallSnippets += await buildLibrary(kernel, id, vocab.title(name), vocab.sentence(random, 12), pagesOf(vocab, random, size, 8));
+    const built = await buildLibrary(kernel, id, vocab.title(name), vocab.sentence(random, 12), snippetsOf(kernel, vocab, random, size, 8));
+    smallSnippets += built.snippets;
+    finalizeMs.push(built.finalizeMs);
     if ((i + 1) % 100 === 0) log(`${i + 1} small libraries built`);
   }
   const smallSeconds = seconds(tSmall);
   log(`building ${BIG} (about ${SNIPPETS} snippets)`);
   const tBig = performance.now();
-  const bigSnippets = await buildLibrary(kernel, BIG, 'Scale Big', 'A generated library for the scale benchmark.', pagesOf(vocab, random, SNIPPETS, 12));
+  const cpuBig = process.cpuUsage();
+  const big = await buildLibrary(kernel, BIG, 'Scale Big', 'A generated library for the scale benchmark.', snippetsOf(kernel, vocab, random, SNIPPETS, 12));
+  const bigCpu = process.cpuUsage(cpuBig);
   const bigSeconds = seconds(tBig);
-  log(`${BIG}: ${bigSnippets} snippets in ${bigSeconds} s`);
+  log(`${BIG}: ${big.snippets} snippets in ${bigSeconds} s (finalize ${Math.round(big.finalizeMs)} ms)`);
   await kernel.close();
-  return { libraries: used.size, smallLibrarySnippets: smallSnippets, smallLibrariesSeconds: smallSeconds, bigLibrarySnippets: bigSnippets, bigLibrarySeconds: bigSeconds };
+  // Catalog growth: a finalize persists the sql.js database; compare the first and last hundred.
+  const mean = (xs: number[]) => (xs.length ? round(xs.reduce((a, b) => a + b, 0) / xs.length) : null);
+  const files = (ext: string) => readdirSync(join(dataDir, 'segments')).filter((f) => f.endsWith(ext)).reduce((sum, f) => sum + statSync(join(dataDir, 'segments', f)).size, 0);
+  return {
+    snippets: values.chunker ? 'markdown chunker over generated pages' : 'generated directly in the chunker\'s shapes (--chunker for the chunker)',
+    libraries: used.size,
+    smallLibrarySnippets: smallSnippets,
+    smallLibrariesSeconds: smallSeconds,
+    smallFinalizeMs: { first100: mean(finalizeMs.slice(0, 100)), last100: mean(finalizeMs.slice(-100)) },
+    bigLibrarySnippets: big.snippets,
+    bigLibrarySeconds: bigSeconds,
+    bigFinalizeSeconds: round(big.finalizeMs / 1000),
+    bigBuildCpuSeconds: round((bigCpu.user + bigCpu.system) / 1e6),
+    buildPeakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    databaseMb: round(statSync(join(dataDir, 'refdesk.sqlite')).size / 1048576),
+    segmentsMb: round(files('.seg') / 1048576),
+    packsMb: round(files('.pack') / 1048576),
+  };
+}
+
+/**
+ * CPU time (user + system) the process has used, in ms, from /proc/<pid>/stat: on this shared
+ * machine wall times are inflated by the load, the server's own CPU per request is not.
+ */
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** timed(), with the server's mean CPU ms per request beside the wall times. */
+async function timedWithCpu(pid: number, base: string, key: string, urls: string[]): Promise<{ ms: number[]; serverCpuMsPerRequest: number }> {
+  const before = cpuMs(pid);
+  const ms = await timed(base, key, urls);
+  return { ms, serverCpuMsPerRequest: round((cpuMs(pid) - before) / urls.length) };
 }
 
 function rssMb(pid: number): number {
@@ -188,23 +242,25 @@ async function measure(): Promise<Record<string, unknown>> {
     await timed(base, key, [context(q(4))]);
     const firstAnswerMs = round(performance.now() - tFirst);
     const startToFirstAnswerS = seconds(tStart);
-    const contextMs = await timed(base, key, Array.from({ length: QUESTIONS }, (_, i) => context(q(2 + (i % 5)))));
+    const contextRun = await timedWithCpu(pid, base, key, Array.from({ length: QUESTIONS }, (_, i) => context(q(2 + (i % 5)))));
+    const contextMs = contextRun.ms;
     const names = Array.from({ length: QUESTIONS }, (_, i) => {
       const lib = libraries[Math.floor(random() * libraries.length)].split('/').pop()!;
       const name = i % 3 === 0 ? lib : i % 3 === 1 ? lib.slice(0, Math.max(3, lib.length >> 1)) : vocab.libraryName(random, 1_000_000 + i);
       return `/api/v2/libs/search?${new URLSearchParams({ libraryName: name, query: q(3) })}`;
     });
-    const searchMs = await timed(base, key, names);
-    const searchFastMs = await timed(base, key, names.map((u) => `${u}&fast=true`));
+    const searchRun = await timedWithCpu(pid, base, key, names);
+    const searchMs = searchRun.ms;
+    const searchFastRun = await timedWithCpu(pid, base, key, names.map((u) => `${u}&fast=true`));
     const rss = rssMb(pid);
     const budgetMb = Math.round(budgetBytes / 1024 / 1024);
     const context99 = percentile(contextMs, 99);
     const search99 = percentile(searchMs, 99);
     return {
       server: { startToFirstAnswerS, firstContextAnswerMs: firstAnswerMs },
-      context: summary(contextMs),
-      librarySearch: summary(searchMs),
-      librarySearchFast: summary(searchFastMs),
+      context: { ...summary(contextMs), serverCpuMsPerRequest: contextRun.serverCpuMsPerRequest },
+      librarySearch: { ...summary(searchMs), serverCpuMsPerRequest: searchRun.serverCpuMsPerRequest },
+      librarySearchFast: { ...summary(searchFastRun.ms), serverCpuMsPerRequest: searchFastRun.serverCpuMsPerRequest },
       memory: { rssMb: rss, baselineRssMb, segmentCacheMb: budgetMb, budgetMb: baselineRssMb + budgetMb },
       targets: {
         contextP99Under50Ms: context99 <= 50,

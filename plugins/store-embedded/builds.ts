@@ -4,11 +4,13 @@
  * and the segment and stored-document files of builds.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { gunzip as gunzipCb, gunzipSync, gzip as gzipCb, gzipSync } from 'node:zlib';
+import { mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { gunzip as gunzipCb, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { BuildDocument, BuildStats, BuildStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
-import { invalid, libraryNotFound, notServedError } from '../../core/store-rules.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../../core/store-rules.ts';
 import { computeIndexData } from '../../core/search/index-data.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
 import { removeOrphanStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
@@ -27,14 +29,26 @@ import {
   type ServedSegment,
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
+import {
+  PackError,
+  StagingFile,
+  batchesOf,
+  packFileName,
+  readPack,
+  readPackSync,
+  readSnippetsFileSync,
+  readStaging,
+  removeOrphanPacks,
+  removePacks,
+  removeStagingFiles,
+  stagingFileName,
+  writePack,
+} from './build-pack.ts';
 import { all, get, num, parseJson, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 
 const SNIPPET_COLUMNS =
   'id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens';
 
-/** Snippet rows read per page while a build is finalized. */
-const SNIPPET_PAGE = 1000;
-const gzipAsync = promisify(gzipCb);
 const gunzipAsync = promisify(gunzipCb);
 
 function frozenSnippets(list: StoredSnippet[]): StoredSnippet[] {
@@ -67,6 +81,26 @@ function rowToSnippet(r: unknown[]): StoredSnippet {
   };
 }
 
+/**
+ * Reserves `n` snippet ids from the snippets table's AUTOINCREMENT sequence: staged snippets
+ * (build-pack.ts) are numbered as rows were, so ids stay unique across old and new builds.
+ */
+function reserveSnippetIds(db: Database, n: number): number {
+  const row = get(db, "SELECT seq FROM sqlite_sequence WHERE name = 'snippets'");
+  const first = (row ? num(row.seq) : 0) + 1;
+  if (row) run(db, "UPDATE sqlite_sequence SET seq = ? WHERE name = 'snippets'", [first + n - 1]);
+  else run(db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('snippets', ?)", [first + n - 1]);
+  return first;
+}
+
+/** A snippet as staged and served: the record rowToSnippet gives for its row. */
+function toStoredSnippet(s: Snippet, id: number, seq: number): StoredSnippet {
+  return { id, seq, ...snippetDefaults(s) };
+}
+
+/** Builds of at most this many snippets get their segment computed on the main thread (see writeSegmentOffThread). */
+const MAIN_THREAD_SNIPPETS = 300;
+
 export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   /** The open index segments of served builds, under the memory budget. */
   readonly segments: SegmentCache;
@@ -77,6 +111,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   readonly segmentStats = { opened: 0, rebuilt: 0 };
   /** Segments of finalized builds computed in a worker thread, and on the main thread (no worker could run). */
   readonly segmentBuilds = { workerThread: 0, mainThread: 0 };
+  /** The staging files of the builds being built by this process (build-pack.ts). */
+  private readonly staging = new Map<string, StagingFile>();
 
   constructor(
     database: EmbeddedDatabase,
@@ -114,40 +150,42 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     const db = this.requireWritable();
     this.stagedBuild(db, buildId);
     if (snippets.length === 0) return;
-    const last = get(db, 'SELECT MAX(seq) AS seq FROM snippets WHERE build_id = ?', [buildId]);
-    let seq = last?.seq == null ? 0 : num(last.seq) + 1;
-    transaction(db, () => {
-      const stmt = db.prepare(
-        `INSERT INTO snippets (build_id, seq, type, title, description, language, code, content, breadcrumb, page_title,
-           source_path, source_url, anchor, line_start, line_end, tokens)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      try {
-        for (const s of snippets) {
-          stmt.run([
-            buildId,
-            seq++,
-            s.type,
-            s.title ?? '',
-            s.description ?? '',
-            s.language ?? '',
-            s.code ?? '',
-            s.content ?? '',
-            JSON.stringify(s.breadcrumb ?? []),
-            s.pageTitle ?? '',
-            s.sourcePath ?? '',
-            s.sourceUrl ?? null,
-            s.anchor ?? null,
-            s.lineStart ?? 0,
-            s.lineEnd ?? 0,
-            s.tokens ?? 0,
-          ]);
-        }
-      } finally {
-        stmt.free();
-      }
-    });
-    this.markDirty(); // batched: the timer, close() or the next durable call writes it
+    // Staged in a file, not in sql.js (build-pack.ts); ids still come from the snippets table's sequence.
+    const staged = this.stagingFor(buildId);
+    const first = reserveSnippetIds(db, snippets.length);
+    staged.append(snippets.map((s, i) => toStoredSnippet(s, first + i, staged.count + i)));
+    this.markDirty(); // the id sequence: batched
+  }
+
+  /** The staging file of a build being built, opened at its first snippets. */
+  private stagingFor(buildId: string): StagingFile {
+    let f = this.staging.get(buildId);
+    if (!f) {
+      mkdirSync(this.segmentDir, { recursive: true });
+      f = new StagingFile(join(this.segmentDir, stagingFileName(buildId)));
+      this.staging.set(buildId, f);
+    }
+    return f;
+  }
+
+  /** Closes and removes the staging files of these builds (finalized, failed or deleted). */
+  async discardStaging(buildIds: readonly string[]): Promise<void> {
+    for (const id of buildIds) {
+      const f = this.staging.get(id);
+      this.staging.delete(id);
+      await f?.discard().catch((err: unknown) => this.logger.warn('store: could not remove a staging file', { buildId: id, error: String(err) }));
+    }
+  }
+
+  /** At close: closes the staging files of this process's builds (kept: the next open removes them). */
+  closeStaging(): void {
+    for (const f of this.staging.values()) f.close();
+    this.staging.clear();
+  }
+
+  /** At open: removes every staging file (their builds are discarded by the store's recovery). */
+  async removeStagingFiles(): Promise<void> {
+    await removeStagingFiles(this.segmentDir);
   }
 
   async addDocuments(buildId: string, documents: BuildDocument[]): Promise<void> {
@@ -181,15 +219,21 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     const build = this.stagedBuild(db, buildId);
     const libraryId = str(build.library_id);
     const version = str(build.version);
-    // The index segment first: a build is served with its segment written. The snippets are read
-    // in pages and the index is computed and written in a worker thread while the JSON is
-    // compressed by async zlib (both off the event loop, side by side): the event loop keeps
-    // answering while a large build is finalized.
-    const { json, count } = await this.stagedSnippetsJson(buildId);
-    const [segment, packed] = await Promise.all([this.writeSegmentOffThread(buildId, json), gzipAsync(json)]);
+    // The index segment first: a build is served with its segment written. Both are made from the
+    // staging file, side by side and off the event loop: the segment in a worker thread, the pack
+    // (build-pack.ts: blocks compressed by async zlib) here, streamed a block at a time.
+    const staged = this.stagingFor(buildId);
+    const totals: BuildStats = { totalSnippets: staged.count, totalTokens: staged.tokens };
+    const [segment, pack] = await Promise.all([
+      this.writeSegmentOffThread(buildId, staged.path, staged.count),
+      writePack(this.segmentDir, buildId, readStaging(staged.path)),
+    ]).catch(async (err: unknown) => {
+      await this.removeSegmentFiles([buildId]);
+      throw err;
+    });
     try {
       this.stagedBuild(db, buildId); // still staged after the write (not failed or deleted meanwhile)
-      if (num(get(db, 'SELECT COUNT(*) AS n FROM snippets WHERE build_id = ?', [buildId])?.n) !== count) {
+      if (staged.count !== totals.totalSnippets || pack.count !== totals.totalSnippets) {
         throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
       }
     } catch (err) {
@@ -198,8 +242,6 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     }
     const now = this.now();
     const previous = transaction(db, () => {
-      const stats = get(db, 'SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS t FROM snippets WHERE build_id = ?', [buildId]);
-      const totals: BuildStats = { totalSnippets: num(stats?.n), totalTokens: num(stats?.t) };
       const current = get(db, 'SELECT active_build_id FROM versions WHERE library_id = ? AND version = ?', [libraryId, version]);
       const prev = current ? strOrNull(current.active_build_id) : null;
       run(
@@ -210,16 +252,15 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
            last_update_date = excluded.last_update_date, total_tokens = excluded.total_tokens, total_snippets = excluded.total_snippets`,
         [libraryId, version, buildId, now, totals.totalTokens, totals.totalSnippets],
       );
-      run(db, "UPDATE builds SET state = 'finalized', finished_at = ?, segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?", [
+      // The served snippets: the pack (the segment serves them; this is its source).
+      run(db, "UPDATE builds SET state = 'finalized', finished_at = ?, segment_file = ?, segment_format = ?, segment_checksum = ?, pack_file = ? WHERE id = ?", [
         now,
         segment.file,
         segment.format,
         segment.checksum,
+        pack.file,
         buildId,
       ]);
-      // The served snippets: one compressed record (the segment serves them; this is its source).
-      run(db, 'INSERT OR REPLACE INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, packed]);
-      // Its snippet rows go below, a page at a time (recover() removes any a crash left).
       if (prev && prev !== buildId) {
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [prev]);
         run(db, 'DELETE FROM build_snippets WHERE build_id = ?', [prev]);
@@ -229,7 +270,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
       return prev;
     });
     if (previous) this.segments.delete(previous);
-    await this.deleteSnippetRows(buildId);
+    this.catalog.touch(libraryId);
+    await this.discardStaging([buildId]);
     this.compactIfMostlyFree(db);
     await this.persist();
     if (previous) await this.removeSegmentFiles([previous]);
@@ -238,63 +280,42 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   }
 
   /**
-   * A staged build's snippets as one JSON array (the records loadBuild gives, in order), read a
-   * page at a time with the event loop given back between pages.
+   * Computes and writes a build's segment in a worker thread from a file of its snippets (a
+   * staging file or a pack: build-pack.ts); here when no worker can start.
    */
-  private async stagedSnippetsJson(buildId: string): Promise<{ json: string; count: number }> {
-    const parts: string[] = [];
-    let from = 0;
-    for (;;) {
-      const stmt = this.requireDb().prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? AND seq >= ? ORDER BY seq LIMIT ?`);
-      let rows = 0;
-      try {
-        stmt.bind([buildId, from, SNIPPET_PAGE]);
-        while (stmt.step()) {
-          const s = rowToSnippet(stmt.get());
-          parts.push(JSON.stringify(s));
-          from = s.seq + 1;
-          rows++;
-        }
-      } finally {
-        stmt.free();
-      }
-      if (rows < SNIPPET_PAGE) break;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-    return { json: `[${parts.join(',')}]`, count: parts.length };
-  }
-
-  /**
-   * Deletes a finalized build's snippet rows (its compressed record holds them) a page at a time,
-   * giving the event loop back between pages: one DELETE of a large build holds it for long.
-   */
-  private async deleteSnippetRows(buildId: string): Promise<void> {
-    for (;;) {
-      const db = this.requireDb();
-      const first = get(db, 'SELECT MIN(seq) AS seq FROM snippets WHERE build_id = ?', [buildId]);
-      if (first?.seq == null) return;
-      run(db, 'DELETE FROM snippets WHERE build_id = ? AND seq < ?', [buildId, num(first.seq) + SNIPPET_PAGE]);
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
-  }
-
-  /** Computes and writes a build's segment in a worker thread; here when no worker can start. */
-  private async writeSegmentOffThread(buildId: string, json: string): Promise<Awaited<ReturnType<typeof writeSegment>>> {
+  private async writeSegmentOffThread(buildId: string, source: string, snippets = Infinity): Promise<Awaited<ReturnType<typeof writeSegment>>> {
+    // A small build's index takes a few milliseconds: less than starting a worker thread (0.5 - 1 s
+    // under tsx at load 15), which made every finalize of a catalog of small libraries slow.
+    if (snippets <= MAIN_THREAD_SNIPPETS) return this.writeSegmentHere(buildId, source);
     try {
       const written = await runWorkerTask<Awaited<ReturnType<typeof writeSegment>>>(workerUrl(import.meta.url, './segment-build-thread'), {
         dir: this.segmentDir,
         buildId,
-        json,
+        source,
         params: DEFAULT_BM25,
       });
       this.segmentBuilds.workerThread++;
       return written;
     } catch (err) {
+      if (err instanceof PackError) throw err;
+      if ((err as NodeJS.ErrnoException)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        // The main thread has no more memory than the worker had: trying there would take the process down.
+        this.logger.error('store: the index segment of a build ran out of memory in its worker thread', { buildId, snippets });
+        throw new RefdeskError(
+          'too_large',
+          `The index of build ${buildId} (${snippets} snippets) does not fit in the worker thread's memory; raise the heap limit (NODE_OPTIONS=--max-old-space-size=...) or split the library.`,
+          { cause: err },
+        );
+      }
       this.logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
-      const snippets = JSON.parse(json) as StoredSnippet[];
-      this.segmentBuilds.mainThread++;
-      return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+      return this.writeSegmentHere(buildId, source);
     }
+  }
+
+  private writeSegmentHere(buildId: string, source: string): ReturnType<typeof writeSegment> {
+    const snippets = readSnippetsFileSync(source);
+    this.segmentBuilds.mainThread++;
+    return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
   }
 
   async failBuild(buildId: string): Promise<void> {
@@ -309,6 +330,7 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
       run(db, 'DELETE FROM documents WHERE build_id = ?', [buildId]);
       run(db, "UPDATE builds SET state = 'failed', finished_at = ? WHERE id = ?", [this.now(), buildId]);
     });
+    await this.discardStaging([buildId]);
     await this.persist();
     await this.removeStoredDocs([buildId]);
   }
@@ -316,6 +338,16 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
     const db = this.requireDb();
     const buildId = this.servedBuildId(libraryId, version);
+    const pack = this.packPath(buildId);
+    if (pack) {
+      const out: StoredSnippet[] = [];
+      try {
+        for await (const block of readPack(pack)) for (const s of block) out.push(s);
+      } catch (err) {
+        throw this.packUnreadable(buildId, err);
+      }
+      return frozenSnippets(out);
+    }
     // The compressed record is inflated off the event loop (async zlib); legacy rows are read as before.
     const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
     if (!packed) return this.loadBuild(buildId);
@@ -391,32 +423,72 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
    */
   private async rebuildSegment(buildId: string, why: SegmentError): Promise<ServedSegment> {
     this.logger.warn('store: rebuilding the index segment of a build', { buildId, reason: why.reason, detail: why.message });
-    const snippets = this.loadBuild(buildId);
     this.segmentStats.rebuilt++;
-    if (this.readOnly) return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
-    // Computed and written in a worker thread, as at finalize: the server keeps answering.
-    const written = await this.writeSegmentOffThread(buildId, JSON.stringify(snippets));
+    let pack = this.packPath(buildId);
+    if (this.readOnly) {
+      const snippets = this.readBuild(buildId);
+      return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+    }
+    // A build finalized before packs (build_snippets, or snippet rows): its snippets go to a pack first.
+    const legacy = pack ? null : this.loadBuild(buildId);
+    if (legacy) pack = join(this.segmentDir, (await writePack(this.segmentDir, buildId, batchesOf(legacy))).file);
+    // Computed and written in a worker thread from the pack, as at finalize: the server keeps answering.
+    let written: Awaited<ReturnType<typeof writeSegment>>;
+    try {
+      written = await this.writeSegmentOffThread(buildId, pack!);
+    } catch (err) {
+      throw this.packUnreadable(buildId, err);
+    }
     const db = this.requireDb();
     if (!get(db, "SELECT 1 AS x FROM builds WHERE id = ? AND state = 'finalized'", [buildId])) {
       // Replaced or deleted meanwhile: serve this query from memory, keep no file.
+      const snippets = legacy ?? this.readBuild(buildId);
       await this.removeSegmentFiles([buildId]);
       return memorySegment(buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
     }
     transaction(db, () => {
-      run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ? WHERE id = ?', [
+      run(db, 'UPDATE builds SET segment_file = ?, segment_format = ?, segment_checksum = ?, pack_file = ? WHERE id = ?', [
         written.file,
         written.format,
         written.checksum,
+        packFileName(buildId),
         buildId,
       ]);
-      // A build finalized by an older version: its snippet rows become one compressed record.
-      if (!get(db, 'SELECT 1 AS x FROM build_snippets WHERE build_id = ?', [buildId])) {
-        run(db, 'INSERT INTO build_snippets (build_id, data) VALUES (?, ?)', [buildId, gzipSync(JSON.stringify(snippets))]);
+      // A build finalized by an older version: its record or rows leave sql.js (the pack holds them).
+      if (legacy) {
+        run(db, 'DELETE FROM build_snippets WHERE build_id = ?', [buildId]);
         run(db, 'DELETE FROM snippets WHERE build_id = ?', [buildId]);
       }
     });
     await this.persist();
     return openSegment(join(this.segmentDir, written.file), buildId, DEFAULT_BM25, written.checksum);
+  }
+
+  /** The path of a finalized build's pack (build-pack.ts), or null for a build finalized before packs. */
+  private packPath(buildId: string): string | null {
+    const row = get(this.requireDb(), 'SELECT pack_file FROM builds WHERE id = ?', [buildId]);
+    const file = row ? strOrNull(row.pack_file) : null;
+    return file ? join(this.segmentDir, basename(file)) : null;
+  }
+
+  /** loadBuild, with a damaged pack told as a clear error. */
+  private readBuild(buildId: string): StoredSnippet[] {
+    try {
+      return this.loadBuild(buildId);
+    } catch (err) {
+      throw this.packUnreadable(buildId, err);
+    }
+  }
+
+  /** A damaged or missing pack as a clear error (logged); other errors unchanged. */
+  private packUnreadable(buildId: string, err: unknown): unknown {
+    if (!(err instanceof PackError)) return err;
+    this.logger.error('store: the stored snippets of a build cannot be read', { buildId, reason: err.reason, detail: err.message });
+    return new RefdeskError(
+      'internal_error',
+      `The stored snippets of build ${buildId} cannot be read (${err.reason}: ${err.message}); refresh the library to build it again.`,
+      { cause: err },
+    );
   }
 
   /**
@@ -430,9 +502,9 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     if (free >= 256 && 2 * free > pages) db.run('VACUUM');
   }
 
-  /** Removes the segment files of these builds; a failure is logged, not thrown (the files are only unused). */
+  /** Removes the segment files and packs of these builds; a failure is logged, not thrown (the files are only unused). */
   async removeSegmentFiles(buildIds: readonly string[]): Promise<void> {
-    await removeSegments(this.segmentDir, buildIds).catch((err: unknown) =>
+    await Promise.all([removeSegments(this.segmentDir, buildIds), removePacks(this.segmentDir, buildIds)]).catch((err: unknown) =>
       this.logger.warn('store: could not remove segment files', { buildIds, error: String(err) }),
     );
   }
@@ -441,7 +513,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   async removeUnusedSegments(): Promise<void> {
     const db = this.requireDb();
     const keep = new Set(all(db, "SELECT segment_file FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL").map((r) => str(r.segment_file)));
-    const removed = await removeOrphanSegments(this.segmentDir, keep);
+    const packs = new Set(all(db, "SELECT pack_file FROM builds WHERE state = 'finalized' AND pack_file IS NOT NULL").map((r) => str(r.pack_file)));
+    const removed = [...(await removeOrphanSegments(this.segmentDir, keep)), ...(await removeOrphanPacks(this.segmentDir, packs))];
     if (removed.length > 0) this.logger.warn('store: removed index segment files no build uses', { files: removed });
     const builds = new Set(all(db, "SELECT id FROM builds WHERE state = 'finalized'").map((r) => str(r.id)));
     const docs = await removeOrphanStoredDocs(this.env.dataDir, builds);
@@ -458,6 +531,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   /** A build's snippets from the database, in document order, frozen. */
   private loadBuild(buildId: string): StoredSnippet[] {
     const db = this.requireDb();
+    const pack = this.packPath(buildId);
+    if (pack) return frozenSnippets(readPackSync(pack));
     const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
     if (packed) return frozenSnippets(JSON.parse(gunzipSync(packed.data as Uint8Array).toString('utf8')) as StoredSnippet[]);
     const stmt = db.prepare(`SELECT ${SNIPPET_COLUMNS} FROM snippets WHERE build_id = ? ORDER BY seq`);

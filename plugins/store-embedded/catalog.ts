@@ -4,10 +4,14 @@ import { invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryS
 import { renameTargetExists, validateRename } from '../../core/store-admin-rules.ts';
 import { sortVersionsNewestFirst } from '../../core/version-order.ts';
 import type { EmbeddedBuilds } from './builds.ts';
+import { CatalogCache } from './catalog-cache.ts';
 import { EmbeddedRole, type EmbeddedDatabase } from './database.ts';
 import { all, get, num, parseJson, run, str, strOrNull, transaction, type Row } from './sqlite.ts';
 
 export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
+  /** The library records in memory (catalog-cache.ts); every write of a library's rows touches it (`touch`). */
+  readonly cache = new CatalogCache((id) => this.libraryRecords(id));
+
   /** `builds`: the builds role, whose files go with a deleted library (given late: it needs this catalog). */
   constructor(
     database: EmbeddedDatabase,
@@ -61,18 +65,27 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
         ],
       );
     }
+    this.touch(input.id);
     await this.persist();
-    return this.libraryRecords(input.id)[0];
+    return this.cache.one(input.id)!;
   }
 
   async getLibrary(id: string): Promise<LibraryRecord | null> {
     this.requireDb();
-    return this.libraryRecords(id)[0] ?? null;
+    return this.cache.one(id);
   }
 
   async listLibraries(): Promise<LibraryRecord[]> {
     this.requireDb();
-    return this.libraryRecords(null);
+    return this.cache.all();
+  }
+
+  /**
+   * These libraries' records changed (their row, served versions or newest job): the cache reads
+   * them again at the next read. Every role that writes those rows calls it (builds, jobs).
+   */
+  touch(...ids: string[]): void {
+    this.cache.touch(...ids);
   }
 
   async deleteLibrary(id: string, version?: string): Promise<boolean> {
@@ -107,6 +120,8 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
       }
     });
     for (const b of buildIds) this.builds.segments.delete(b);
+    this.touch(id);
+    await this.builds.discardStaging(buildIds);
     await this.persist();
     await this.builds.removeSegmentFiles(buildIds);
     await this.builds.removeStoredDocs(buildIds);
@@ -238,8 +253,9 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
       run(db, 'UPDATE library_aliases SET target = ? WHERE target = ?', [newId, oldId]);
       run(db, 'INSERT OR REPLACE INTO library_aliases (alias, target, created_at) VALUES (?, ?, ?)', [oldId, newId, this.now()]);
     });
+    this.touch(oldId, newId);
     await this.persist();
-    return this.libraryRecords(newId)[0];
+    return this.cache.one(newId)!;
   }
 
   async resolveLibraryAlias(id: string): Promise<string | null> {

@@ -78,8 +78,9 @@ export class EmbeddedDatabase {
   /**
    * Opens the database file (read-only, or for writing under the data directory's lock); for
    * writing, `recover` runs on the loaded database before its first write and `cleanUp` after it.
+   * `loaded` runs last in both modes, once the database is ready (in-memory caches read from it).
    */
-  async open(recover: () => void, cleanUp: () => Promise<void>): Promise<void> {
+  async open(recover: () => void, cleanUp: () => Promise<void>, loaded: () => void = () => {}): Promise<void> {
     if (this.db) return;
     if (this.closed) throw new RefdeskError('internal_error', 'The store was closed; create a new one to open it again.');
     const SQL = await loadSqlJs();
@@ -94,6 +95,7 @@ export class EmbeddedDatabase {
         throw this.unreadable(err);
       }
       this.db = db;
+      loaded();
       this.logger.debug('store: opened read-only', { file: this.file, exists: data !== null });
       return;
     }
@@ -130,6 +132,7 @@ export class EmbeddedDatabase {
       // the file holds what was just read, and exporting and writing it would only slow the start.
       if (num(get(db, 'SELECT total_changes() AS n')?.n) > 0) await this.persist();
       await cleanUp();
+      loaded();
     } catch (err) {
       this.db = null;
       db?.close();

@@ -3,8 +3,8 @@
  * `<dataDir>/<fileName>` after every durable change, and one index segment file per served
  * build. One class per Store role over one shared database (database.ts):
  *
- * - catalog.ts   EmbeddedCatalog   libraries, versions, renames
- * - builds.ts    EmbeddedBuilds    builds, snippets, documents, search, index segments
+ * - catalog.ts   EmbeddedCatalog   libraries, versions, renames; the library records in memory (catalog-cache.ts)
+ * - builds.ts    EmbeddedBuilds    builds, snippets (staging files and packs: build-pack.ts), documents, search, index segments
  * - jobs.ts      EmbeddedJobs      the job queue, claims, job logs
  * - auth.ts      EmbeddedApiKeys, EmbeddedSessions, EmbeddedAudit
  * - settings.ts  EmbeddedSettings
@@ -20,6 +20,7 @@ import { delegateStoreRoles } from '../../core/store-roles.ts';
 import { EmbeddedApiKeys, EmbeddedAudit, EmbeddedSessions } from './auth.ts';
 import { EmbeddedBuilds } from './builds.ts';
 import { EmbeddedCatalog } from './catalog.ts';
+import type { CatalogCache } from './catalog-cache.ts';
 import { EmbeddedDatabase, EmbeddedRole, type EmbeddedStoreDeps, type EmbeddedStoreOptions } from './database.ts';
 import { EmbeddedJobs, RESUMED_LOG_LINE } from './jobs.ts';
 import { SEGMENT_DIR } from './segment.ts';
@@ -45,7 +46,7 @@ export class EmbeddedStore extends EmbeddedRole implements StoreLifecycle {
     super(new EmbeddedDatabase(options, deps));
     this.catalog = new EmbeddedCatalog(this.database, () => this.builds);
     this.builds = new EmbeddedBuilds(this.database, this.catalog);
-    this.jobs = new EmbeddedJobs(this.database);
+    this.jobs = new EmbeddedJobs(this.database, this.catalog);
     this.apiKeys = new EmbeddedApiKeys(this.database);
     this.sessions = new EmbeddedSessions(this.database);
     this.audit = new EmbeddedAudit(this.database);
@@ -61,6 +62,11 @@ export class EmbeddedStore extends EmbeddedRole implements StoreLifecycle {
     return this.database.file;
   }
 
+  /** The library records in memory (catalog-cache.ts), kept by the catalog role: loaded at open, touched by every write of a library's rows. */
+  get catalogCache(): CatalogCache {
+    return this.catalog.cache;
+  }
+
   /** Counts for tests and reports: segments opened from their files, and rebuilt from snippets. */
   get segmentStats(): { opened: number; rebuilt: number } {
     return this.builds.segmentStats;
@@ -74,12 +80,20 @@ export class EmbeddedStore extends EmbeddedRole implements StoreLifecycle {
   async open(): Promise<void> {
     await this.database.open(
       () => this.recover(),
-      () => this.builds.removeUnusedSegments(),
+      async () => {
+        await this.builds.removeStagingFiles(); // their builds were discarded by recover()
+        await this.builds.removeUnusedSegments();
+      },
+      () => this.catalog.cache.all(), // loaded once, at open
     );
   }
 
   async close(): Promise<void> {
-    await this.database.close(() => this.builds.segments.clear());
+    await this.database.close(() => {
+      this.builds.segments.clear();
+      this.catalog.cache.clear();
+      this.builds.closeStaging();
+    });
   }
 
   /** Writes batched changes (snippets, job log lines) now; resolves when they are durable. */
@@ -120,7 +134,7 @@ export class EmbeddedStore extends EmbeddedRole implements StoreLifecycle {
    * database exported from memory and, in the same synchronous step (no other store call can run
    * in between), hard links (copies across file systems) of the index segment files it references,
    * under `dir`. `sameStep` runs inside that step too (the caller's own files, e.g. raw uploads).
-   * Returns the paths written, relative to `dir`. A referenced segment file that is missing is
+   * Returns the paths written, relative to `dir`. A referenced segment file (or pack) that is missing is
    * skipped (the store rebuilds a missing segment from the database when it is next opened).
    */
   async snapshot(dir: string, sameStep?: () => void): Promise<string[]> {
@@ -129,8 +143,10 @@ export class EmbeddedStore extends EmbeddedRole implements StoreLifecycle {
     mkdirSync(segDir, { recursive: true });
     const data = db.export();
     const written: string[] = [];
-    for (const r of all(db, "SELECT segment_file FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL")) {
-      const file = basename(str(r.segment_file));
+    // Segment files and snippet packs (build-pack.ts), both under segments/.
+    const files = all(db, "SELECT segment_file AS f FROM builds WHERE state = 'finalized' AND segment_file IS NOT NULL UNION ALL SELECT pack_file FROM builds WHERE state = 'finalized' AND pack_file IS NOT NULL");
+    for (const r of files) {
+      const file = basename(str(r.f));
       try {
         linkSync(join(this.builds.segmentDir, file), join(segDir, file));
       } catch (err) {

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IngestProgress, JobLogLine, JobRecord, JobState, JobStore, LogLevel } from '../../core/contracts.ts';
 import { LOG_LEVELS, applyJobPatch, invalid, libraryNotFound } from '../../core/store-rules.ts';
-import { EmbeddedRole } from './database.ts';
+import type { EmbeddedCatalog } from './catalog.ts';
+import { EmbeddedRole, type EmbeddedDatabase } from './database.ts';
 import { all, get, num, parseJson, run, str, strOrNull, type Database, type Row } from './sqlite.ts';
 
 /** Job log lines kept per job; older lines are dropped. */
@@ -12,6 +13,14 @@ export const JOB_LOG_LIMIT = 2000;
 export const RESUMED_LOG_LINE = 'resumed after restart: the process stopped while this job ran; its partial build was discarded and the job queued to run again';
 
 export class EmbeddedJobs extends EmbeddedRole implements JobStore {
+  /** `catalog`: the catalog role, whose cached library records show each library's newest job. */
+  constructor(
+    database: EmbeddedDatabase,
+    private readonly catalog: EmbeddedCatalog,
+  ) {
+    super(database);
+  }
+
   async createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord> {
     const db = this.requireWritable();
     if (!input || typeof input.version !== 'string' || typeof input.kind !== 'string' || !input.kind) {
@@ -26,6 +35,7 @@ export class EmbeddedJobs extends EmbeddedRole implements JobStore {
       input.kind,
       this.now(),
     ]);
+    this.catalog.touch(input.libraryId);
     await this.persist();
     return this.jobRecord(id)!;
   }
@@ -46,6 +56,7 @@ export class EmbeddedJobs extends EmbeddedRole implements JobStore {
       finishedAt,
       id,
     ]);
+    this.catalog.touch(job.libraryId);
     await this.persist();
     return this.jobRecord(id)!;
   }
@@ -59,8 +70,10 @@ export class EmbeddedJobs extends EmbeddedRole implements JobStore {
       String(id),
     ]);
     if (changed === 0) return null;
+    const claimed = this.jobRecord(id);
+    if (claimed) this.catalog.touch(claimed.libraryId);
     await this.persist();
-    return this.jobRecord(id);
+    return claimed;
   }
 
   async appendJobLog(id: string, level: LogLevel, message: string): Promise<void> {

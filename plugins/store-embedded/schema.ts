@@ -2,7 +2,7 @@
 import { RefdeskError } from '../../core/errors.ts';
 import { get, type Database } from './sqlite.ts';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const SCHEMA_V1 = `
 CREATE TABLE IF NOT EXISTS meta (
@@ -170,6 +170,17 @@ CREATE TABLE IF NOT EXISTS audit_log (
 );
 `;
 
+/**
+ * Version 5: a finalized build's snippets are in a pack file beside its segment
+ * (plugins/store-embedded/build-pack.ts, `<dataDir>/segments/<buildId>.pack`), named here; NULL
+ * for a build finalized before packs (build_snippets or snippet rows, moved to a pack when its
+ * segment is next rebuilt). Staged snippets are in a staging file, no longer in the snippets
+ * table (whose AUTOINCREMENT sequence still numbers them).
+ */
+const SCHEMA_V5 = `
+ALTER TABLE builds ADD COLUMN pack_file TEXT;
+`;
+
 /** The schema version recorded in the file, or null for an empty database. */
 export function readSchemaVersion(db: Database): number | null {
   const hasMeta = get(db, "SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
@@ -199,6 +210,8 @@ export function ensureSchema(db: Database, fileForMessages: string): boolean {
   if (found === null || found < 2) db.exec(SCHEMA_V2);
   if (found === null || found < 3) db.exec(SCHEMA_V3);
   if (found === null || found < 4) db.exec(SCHEMA_V4);
+  // Idempotent: a file marked older that already has the column (as the schema tests make them) keeps it.
+  if ((found === null || found < 5) && !db.exec("SELECT 1 FROM pragma_table_info('builds') WHERE name = 'pack_file'")[0]) db.exec(SCHEMA_V5);
   db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", [String(SCHEMA_VERSION)]);
   return true;
 }

@@ -9,6 +9,7 @@
 /** mulberry32 (scripts/fuzz/requests.ts): a small seeded PRNG, uniform in [0, 1). */
 export { prng as rng } from '../fuzz/requests.ts';
 import { prng as rng } from '../fuzz/requests.ts';
+import type { Snippet } from '../../core/contracts.ts';
 
 const ONSETS = ['b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'br', 'cl', 'dr', 'fl', 'gr', 'pl', 'pr', 'sk', 'sl', 'st', 'tr', 'ch', 'sh', 'th'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
@@ -101,4 +102,52 @@ export function generatePage(vocab: Vocabulary, random: () => number, sections: 
     }
   }
   return lines.join('\n');
+}
+
+/** A generated snippet: what the chunker gives (every field set). */
+export type GeneratedSnippet = Snippet & { anchor: string };
+
+const anchorOf = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+const tokensOf = (s: string) => Math.ceil(s.length / 4);
+
+/**
+ * The snippets the markdown chunker makes of a page like generatePage's, generated directly (the
+ * fast path of `npm run bench:scale`: chunking a million generated snippets took 45 min at load
+ * 30, and the chunker's speed is not what that bench measures). The same shapes: a page's intro
+ * under its title, one info snippet a section (a `###` section under its `##` parent in the
+ * breadcrumb), and for about 30% of sections a code snippet with the section's first sentence as
+ * its description. Prose, headings and code come from the same vocabulary and distribution.
+ */
+export function generatePageSnippets(vocab: Vocabulary, random: () => number, path: string, sections: number): GeneratedSnippet[] {
+  const pageTitle = `${vocab.title(vocab.word(random))} ${vocab.word(random)}`;
+  const base = { description: '', language: '', code: '', pageTitle, sourcePath: path };
+  const intro = vocab.sentence(random, 14);
+  const out: GeneratedSnippet[] = [{ ...base, type: 'info', title: pageTitle, content: intro, breadcrumb: [pageTitle], anchor: anchorOf(pageTitle), lineStart: 1, lineEnd: 4, tokens: tokensOf(intro) }];
+  let line = 5;
+  let parent = '';
+  for (let s = 0; s < sections; s++) {
+    const sub = s > 0 && random() < 0.35;
+    const title = `${vocab.title(vocab.word(random))} ${vocab.word(random)} ${vocab.word(random)}`;
+    if (!sub) parent = title;
+    const breadcrumb = sub && parent ? [pageTitle, parent, title] : [pageTitle, title];
+    const paragraphs = 1 + Math.floor(random() * 2);
+    const text: string[] = [];
+    for (let p = 0; p < paragraphs; p++) {
+      const sentences = 2 + Math.floor(random() * 4);
+      text.push(Array.from({ length: sentences }, () => vocab.sentence(random, 6 + Math.floor(random() * 12))).join(' '));
+    }
+    const content = text.join('\n\n');
+    const lines = 2 + 2 * paragraphs;
+    out.push({ ...base, type: 'info', title, content, breadcrumb, anchor: anchorOf(title), lineStart: line, lineEnd: line + lines - 1, tokens: tokensOf(title + content) });
+    line += lines;
+    if (random() < 0.3) {
+      const fn = `${vocab.word(random)}${vocab.title(vocab.word(random)).replace(/ /g, '')}`;
+      const arg = vocab.word(random);
+      const code = `const ${arg} = ${fn}({ ${vocab.word(random)}: true });\n${arg}.${vocab.word(random)}('${vocab.word(random)}');`;
+      const description = content.slice(0, content.indexOf('.') + 1);
+      out.push({ ...base, type: 'code', title, description, language: pick(random, LANGUAGES), code, content: '', breadcrumb, anchor: anchorOf(title), lineStart: line, lineEnd: line + 3, tokens: tokensOf(code + description) });
+      line += 5;
+    }
+  }
+  return out;
 }

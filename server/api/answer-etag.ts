@@ -82,6 +82,22 @@ function normalisedParams(path: string, params: Params, library: LibraryId | nul
   return out;
 }
 
+/**
+ * A library record's digest, kept per record when the store hands out frozen records (the
+ * embedded store's in-memory catalog): a library search's tag over 1,000 libraries then hashes
+ * 1,000 short digests instead of serializing every record (about 5 ms of CPU a request).
+ */
+const digestOfRecord = new WeakMap<object, string>();
+function recordDigest(lib: { versions: readonly string[]; source: { spec: object } }): string {
+  const frozen = Object.isFrozen(lib) && Object.isFrozen(lib.versions) && Object.isFrozen(lib.source) && Object.isFrozen(lib.source.spec);
+  let d = frozen ? digestOfRecord.get(lib) : undefined;
+  if (d === undefined) {
+    d = createHash('sha256').update(JSON.stringify(lib)).digest('base64url');
+    if (frozen) digestOfRecord.set(lib, d);
+  }
+  return d;
+}
+
 export async function answerEtag(service: ApiService, path: string, params: Params): Promise<AnswerTag | null> {
   if (!ANSWER_PARAMS[path]) return null;
   const isContext = path === '/api/v2/context';
@@ -107,7 +123,7 @@ export async function answerEtag(service: ApiService, path: string, params: Para
     if (vectors !== null) state = { ...(state as object), vectors };
   } else {
     const libraries = await store.listLibraries();
-    state = libraries.map((l) => [l, decide(policy, l, now).allowed]);
+    state = libraries.map((l) => [recordDigest(l), decide(policy, l, now).allowed]);
     const vectors = await vectorsTag(service.kernel, null);
     if (vectors !== null) state = { libraries: state, vectors };
     catalog = { libraries, policy, now };

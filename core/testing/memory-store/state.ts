@@ -5,6 +5,7 @@
  */
 import type { AdminAccountRecord, ApiKeyRecord, AuditEntry, BuildDocument, Clock, JobLogLine, JobState, SessionRecord, Snippet, StoredSnippet } from '../../contracts.ts';
 import { RefdeskError } from '../../errors.ts';
+import { snippetDefaults } from '../../store-rules.ts';
 import type { LexicalIndex } from '../../search/lexical-index.ts';
 
 export interface LibraryRow {
@@ -101,22 +102,7 @@ export function versionKey(libraryId: string, version: string): string {
 /** A copy of the snippet as the store keeps it (missing fields defaulted), not yet numbered. */
 export function copySnippet(s: Snippet): Snippet {
   const breadcrumb = parseJson<string[]>(JSON.stringify(s.breadcrumb ?? []), []);
-  return {
-    type: s.type,
-    title: s.title ?? '',
-    description: s.description ?? '',
-    language: s.language ?? '',
-    code: s.code ?? '',
-    content: s.content ?? '',
-    breadcrumb: Object.freeze(breadcrumb) as string[],
-    pageTitle: s.pageTitle ?? '',
-    sourcePath: s.sourcePath ?? '',
-    ...(s.sourceUrl != null ? { sourceUrl: s.sourceUrl } : {}),
-    ...(s.anchor != null ? { anchor: s.anchor } : {}),
-    lineStart: s.lineStart ?? 0,
-    lineEnd: s.lineEnd ?? 0,
-    tokens: s.tokens ?? 0,
-  };
+  return { ...snippetDefaults(s), breadcrumb: Object.freeze(breadcrumb) as string[] };
 }
 
 /** Everything one MemoryStore holds; `reset()` empties it (close). */

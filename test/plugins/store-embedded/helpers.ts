@@ -45,3 +45,39 @@ export async function withOpenStore<T>(store: EmbeddedStore, fn: (store: Embedde
     await store.close();
   }
 }
+
+/**
+ * Runs `fn` with an open store on a fresh data directory and a `reopen` that closes it and opens
+ * another on the same directory (what a restart sees, in another mode or with other options if
+ * asked); everything is closed and removed after.
+ */
+export async function withReopenableStore(
+  fn: (ctx: {
+    dir: string;
+    store: EmbeddedStore;
+    logs: LogEntry[];
+    reopen: (mode?: 'writer' | 'reader', options?: object) => Promise<EmbeddedStore>;
+  }) => Promise<void>,
+  options: object = {},
+): Promise<void> {
+  const data = await tempDataDir();
+  const logs: LogEntry[] = [];
+  let store = makeStore(data.dir, 'writer', options, { logger: memoryLogger(logs) });
+  await store.open();
+  try {
+    await fn({
+      dir: data.dir,
+      store,
+      logs,
+      reopen: async (mode = 'writer', opts = options) => {
+        await store.close();
+        store = makeStore(data.dir, mode, opts, { logger: memoryLogger(logs) });
+        await store.open();
+        return store;
+      },
+    });
+  } finally {
+    await store.close();
+    await data.remove();
+  }
+}

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
@@ -144,7 +144,7 @@ describe('embedded store persistence', () => {
       assert.deepEqual(await readdir(dir), ['f.bin']);
     }));
 
-  test('addSnippets and appendJobLog are batched until the flush timer writes them', () =>
+  test('addSnippets is staged in a file, appendJobLog batched until the flush timer writes it', () =>
     withDataDir((dir) =>
       withOpenStore(makeStore(dir, 'writer', { flushIntervalMs: 200 }), async (store) => {
         await store.upsertLibrary({ id: '/docs/a', title: 'A', source: { kind: 'upload', spec: {} } });
@@ -153,13 +153,15 @@ describe('embedded store persistence', () => {
         await store.addSnippets(b, Array.from({ length: 50 }, () => sampleSnippet()));
         await store.appendJobLog(job.id, 'info', 'line');
         const file = join(dir, DB);
-        assert.deepEqual(await queryFile(file, 'SELECT COUNT(*) FROM snippets'), [[0]], 'not written yet');
+        assert.deepEqual(await queryFile(file, 'SELECT COUNT(*) FROM job_logs'), [[0]], 'not written yet');
+        // The staged snippets are in the build's staging file (build-pack.ts), never in sql.js.
+        assert.equal(readFileSync(join(dir, 'segments', `${b}.staging`), 'utf8').trim().split('\n').length, 50);
         const deadline = Date.now() + 3000;
-        while ((await queryFile(file, 'SELECT COUNT(*) FROM snippets'))[0][0] !== 50) {
-          assert.ok(Date.now() < deadline, 'the flush timer wrote the snippets');
+        while ((await queryFile(file, 'SELECT COUNT(*) FROM job_logs'))[0][0] !== 1) {
+          assert.ok(Date.now() < deadline, 'the flush timer wrote the job log line');
           await new Promise((r) => setTimeout(r, 50));
         }
-        assert.deepEqual(await queryFile(file, 'SELECT COUNT(*) FROM job_logs'), [[1]]);
+        assert.deepEqual(await queryFile(file, 'SELECT COUNT(*) FROM snippets'), [[0]]);
       }),
     ));
 
@@ -297,7 +299,8 @@ describe('embedded store persistence', () => {
       const ids = JSON.parse(child.stdout.trim()) as { buildA: string; buildB: string; jobA: string; jobB: string; jobNever: string; pid: number };
       const file = join(dir, DB);
       // The crash left the staged build on disk, and a lock whose process is gone.
-      assert.deepEqual(await queryFile(file, `SELECT COUNT(*) FROM snippets WHERE build_id = '${ids.buildB}'`), [[3]]);
+      const stagingB = join(dir, 'segments', `${ids.buildB}.staging`);
+      assert.equal(readFileSync(stagingB, 'utf8').trim().split('\n').length, 3);
       assert.equal(JSON.parse(await readFile(lockFilePath(dir), 'utf8')).pid, ids.pid);
       assert.equal(await readDataLock(dir), null);
 
@@ -322,7 +325,7 @@ describe('embedded store persistence', () => {
         assert.equal((await store.claimJob(ids.jobB))?.state, 'running');
 
         // Recovery was persisted: B's snippets are gone from the file and B is marked failed.
-        assert.deepEqual(await queryFile(file, `SELECT COUNT(*) FROM snippets WHERE build_id = '${ids.buildB}'`), [[0]]);
+        assert.equal(existsSync(stagingB), false, 'the staging file of the discarded build is removed');
         assert.deepEqual(await queryFile(file, `SELECT state FROM builds WHERE id = '${ids.buildB}'`), [['failed']]);
         assert.deepEqual(await queryFile(file, `SELECT state FROM jobs WHERE id = '${ids.jobB}'`), [['running']]);
         assert.equal(JSON.parse(await readFile(lockFilePath(dir), 'utf8')).pid, process.pid);

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Snippet } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
@@ -57,5 +57,13 @@ test('the segment is built in a worker thread, byte for byte the one the main th
 
 test('a worker task that fails rejects with its error; the process stays up', async () => {
   const url = workerUrl(new URL('../../../plugins/store-embedded/embedded-store.ts', import.meta.url).href, './segment-build-thread');
-  await assert.rejects(runWorkerTask(url, { dir: '/nonexistent', buildId: 'x', json: '{not json', params: DEFAULT_BM25 }), /JSON/);
+  const data = await tempDataDir();
+  try {
+    mkdirSync(data.dir, { recursive: true });
+    const source = join(data.dir, 'x.staging');
+    writeFileSync(source, '{not json\n');
+    await assert.rejects(runWorkerTask(url, { dir: '/nonexistent', buildId: 'x', source, params: DEFAULT_BM25 }), /JSON/);
+  } finally {
+    await data.remove();
+  }
 });

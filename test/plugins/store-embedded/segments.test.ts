@@ -11,7 +11,7 @@ import { HEADER_BYTES, SEGMENT_DIR, removeSegments } from '../../../plugins/stor
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { CORPORA_DIR, hasCorpora } from '../../helpers/corpora.ts';
-import { makeStore, memoryLogger, tempDataDir, type LogEntry } from './helpers.ts';
+import { withReopenableStore } from './helpers.ts';
 
 const QUESTIONS = [
   'how do I write middleware',
@@ -39,31 +39,7 @@ function koaSnippets(): Snippet[] {
   return out;
 }
 
-async function withStore(
-  fn: (ctx: { dir: string; store: EmbeddedStore; logs: LogEntry[]; reopen: (mode?: 'writer' | 'reader', options?: object) => Promise<EmbeddedStore> }) => Promise<void>,
-  options: object = {},
-): Promise<void> {
-  const data = await tempDataDir();
-  const logs: LogEntry[] = [];
-  let store = makeStore(data.dir, 'writer', options, { logger: memoryLogger(logs) });
-  await store.open();
-  try {
-    await fn({
-      dir: data.dir,
-      store,
-      logs,
-      reopen: async (mode = 'writer', opts = options) => {
-        await store.close();
-        store = makeStore(data.dir, mode, opts, { logger: memoryLogger(logs) });
-        await store.open();
-        return store;
-      },
-    });
-  } finally {
-    await store.close();
-    await data.remove();
-  }
-}
+const withStore = withReopenableStore;
 
 async function addLibrary(store: EmbeddedStore, id: string, snippets: Snippet[]): Promise<string> {
   await store.upsertLibrary({ id, title: id, source: { kind: 'upload', spec: {} } });
@@ -216,14 +192,15 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.deepEqual(again.segmentStats, { opened: 0, rebuilt: 1 });
     }));
 
-  test('a finalized build keeps no snippet rows in the database: one compressed record, the segment’s source', () =>
+  test('a finalized build keeps no snippets in the database: a pack beside its segment is the segment’s source', () =>
     withStore(async ({ dir, store, reopen }) => {
       const buildId = await addLibrary(store, '/docs/koa', koa);
       const served = await store.getSnippets('/docs/koa', '');
       const before = await answers(store, '/docs/koa');
       await store.flush();
-      const counts = await queryFile(dir, `SELECT (SELECT COUNT(*) FROM snippets), (SELECT COUNT(*) FROM build_snippets WHERE build_id = '${buildId}')`);
-      assert.deepEqual(counts, [[0, 1]]);
+      const counts = await queryFile(dir, `SELECT (SELECT COUNT(*) FROM snippets), (SELECT COUNT(*) FROM build_snippets), (SELECT pack_file FROM builds WHERE id = '${buildId}')`);
+      assert.deepEqual(counts, [[0, 0, `${buildId}.pack`]]);
+      assert.ok(existsSync(join(dir, SEGMENT_DIR, `${buildId}.pack`)));
       const again = await reopen();
       assert.deepEqual(await again.getSnippets('/docs/koa', ''), served, 'every field round-trips');
       // The segment is rebuilt from that record.
@@ -234,7 +211,7 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.deepEqual(third.segmentStats, { opened: 0, rebuilt: 1 });
     }));
 
-  test('a data directory from before segments: its snippet rows serve, then become one compressed record', () =>
+  test('a data directory from before segments: its snippet rows serve, then move to a pack', () =>
     withStore(async ({ dir, store, reopen, logs }) => {
       const buildId = await addLibrary(store, '/docs/koa', koa);
       const served = await store.getSnippets('/docs/koa', '');
@@ -252,10 +229,11 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       );
       stmt.free();
       db.run('DELETE FROM build_snippets');
-      db.run('UPDATE builds SET segment_file = NULL, segment_format = NULL, segment_checksum = NULL');
+      db.run('UPDATE builds SET segment_file = NULL, segment_format = NULL, segment_checksum = NULL, pack_file = NULL');
       await writeFile(join(dir, 'refdesk.sqlite'), db.export());
       db.close();
       await unlink(segFile(dir, buildId));
+      await unlink(join(dir, SEGMENT_DIR, `${buildId}.pack`));
 
       const again = await reopen();
       assert.deepEqual(await again.getSnippets('/docs/koa', ''), served);
@@ -263,7 +241,7 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.deepEqual(again.segmentStats, { opened: 0, rebuilt: 1 });
       assert.ok(logs.some((l) => l.fields?.reason === 'missing'));
       await again.flush();
-      assert.deepEqual(await queryFile(dir, 'SELECT (SELECT COUNT(*) FROM snippets), (SELECT COUNT(*) FROM build_snippets)'), [[0, 1]]);
+      assert.deepEqual(await queryFile(dir, `SELECT (SELECT COUNT(*) FROM snippets), (SELECT COUNT(*) FROM build_snippets), (SELECT pack_file FROM builds WHERE id = '${buildId}')`), [[0, 0, `${buildId}.pack`]]);
       const third = await reopen();
       assert.deepEqual(await third.getSnippets('/docs/koa', ''), served);
       assert.equal(await answers(third, '/docs/koa'), before);
@@ -330,16 +308,21 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       await store.addSnippets(failed, koa.slice(0, 3));
       await store.failBuild(failed);
       assert.equal(existsSync(segFile(dir, failed)), false);
+      assert.equal(existsSync(join(dir, SEGMENT_DIR, `${failed}.staging`)), false, 'nor its staging file');
 
       assert.equal(await store.deleteLibrary('/docs/koa'), true);
       assert.equal(existsSync(segFile(dir, second)), false, 'a deleted library’s segments are removed');
+      assert.equal(existsSync(join(dir, SEGMENT_DIR, `${second}.pack`)), false, 'and its packs');
 
       // A segment no build records (a crash between writing and recording it) is removed at open.
       const kept = await addLibrary(store, '/docs/small', [sampleSnippet({ content: 'about the aardvark' })]);
       await writeFile(join(dir, SEGMENT_DIR, 'orphan.seg'), 'x');
       await writeFile(join(dir, SEGMENT_DIR, `${kept}.seg.tmp-12345`), 'x');
+      await writeFile(join(dir, SEGMENT_DIR, 'orphan.pack'), 'x');
+      await writeFile(join(dir, SEGMENT_DIR, `${kept}.pack.tmp-12345`), 'x');
+      await writeFile(join(dir, SEGMENT_DIR, 'interrupted.staging'), 'x');
       const again = await reopen();
-      assert.deepEqual(readdirSync(join(dir, SEGMENT_DIR)), [`${kept}.seg`]);
+      assert.deepEqual(readdirSync(join(dir, SEGMENT_DIR)).sort(), [`${kept}.pack`, `${kept}.seg`]);
       assert.ok(logs.some((l) => /segment files no build uses/.test(l.message)));
       assert.equal((await again.search('/docs/small', '', 'aardvark', 5)).length, 1);
 

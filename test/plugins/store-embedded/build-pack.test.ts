@@ -1,0 +1,194 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { StoredSnippet } from '../../../core/contracts.ts';
+import { sampleSnippet } from '../../../core/testing/store-contract.ts';
+import {
+  PACK_BLOCK_SNIPPETS,
+  PackError,
+  StagingFile,
+  batchesOf,
+  readPack,
+  readPackSync,
+  readStaging,
+  readStagingSync,
+  writePack,
+} from '../../../plugins/store-embedded/build-pack.ts';
+import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
+import { SEGMENT_DIR } from '../../../plugins/store-embedded/segment.ts';
+import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
+import { tempDataDir, withReopenableStore } from './helpers.ts';
+
+/** Snippets with every field set, some of them multi-byte and with newlines. */
+function snippets(n: number, from = 1): StoredSnippet[] {
+  return Array.from({ length: n }, (_, i) => ({
+    ...sampleSnippet({ content: `snippet ${i} — naïve 日本語\nsecond line`, code: i % 3 === 0 ? `fn${i}()` : '', tokens: 5 + (i % 7) }),
+    ...(i % 2 ? { sourceUrl: `https://example.test/${i}`, anchor: `a-${i}` } : {}),
+    id: from + i,
+    seq: i,
+  })) as StoredSnippet[];
+}
+
+async function collect(gen: AsyncIterable<StoredSnippet[]>): Promise<StoredSnippet[]> {
+  const out: StoredSnippet[] = [];
+  for await (const b of gen) out.push(...b);
+  return out;
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const data = await tempDataDir();
+  mkdirSync(data.dir, { recursive: true });
+  try {
+    await fn(data.dir);
+  } finally {
+    await data.remove();
+  }
+}
+
+/** The byte offset of block `i` of a pack (its index is JSON before a 16-byte trailer). */
+async function blockOffset(path: string, i: number): Promise<number> {
+  const bytes = await readFile(path);
+  const at = bytes.readDoubleLE(bytes.length - 16);
+  const length = bytes.readUInt32LE(bytes.length - 8);
+  return (JSON.parse(bytes.toString('utf8', at, at + length)) as { blocks: { offset: number }[] }).blocks[i].offset;
+}
+
+async function flipByte(path: string, at: number): Promise<void> {
+  const bytes = await readFile(path);
+  bytes[at] ^= 0xff;
+  await writeFile(path, bytes);
+}
+
+describe('build packs (build-pack.ts)', () => {
+  test('a pack round-trips every field, in blocks, read async and sync; a staging file too', () =>
+    withDir(async (dir) => {
+      const list = snippets(2 * PACK_BLOCK_SNIPPETS + 17);
+      const written = await writePack(dir, 'b1', batchesOf(list, 333));
+      assert.equal(written.count, list.length);
+      assert.equal(written.blocks, 3);
+      const path = join(dir, written.file);
+      assert.deepEqual(readPackSync(path), list);
+      assert.deepEqual(await collect(readPack(path)), list);
+
+      const staging = new StagingFile(join(dir, 'b2.staging'));
+      staging.append(list.slice(0, 10));
+      staging.append(list.slice(10));
+      staging.close();
+      assert.equal(staging.count, list.length);
+      assert.equal(staging.tokens, list.reduce((n, s) => n + s.tokens, 0));
+      assert.deepEqual(readStagingSync(staging.path), list);
+      assert.deepEqual(await collect(readStaging(staging.path)), list);
+      // An empty build packs to an empty pack.
+      assert.deepEqual(readPackSync(join(dir, (await writePack(dir, 'empty', [])).file)), []);
+    }));
+
+  test('a damaged, truncated, foreign or missing pack is a PackError naming what is wrong', () =>
+    withDir(async (dir) => {
+      const path = join(dir, (await writePack(dir, 'b', batchesOf(snippets(2500)))).file);
+      const good = await readFile(path);
+      await flipByte(path, (await blockOffset(path, 1)) + 40);
+      assert.throws(() => readPackSync(path), (e: unknown) => e instanceof PackError && e.reason === 'corrupt' && /block 1/.test(e.message));
+      await assert.rejects(collect(readPack(path)), (e: unknown) => e instanceof PackError && e.reason === 'corrupt');
+      await writeFile(path, good.subarray(0, good.length - 100));
+      assert.throws(() => readPackSync(path), (e: unknown) => e instanceof PackError && e.reason === 'corrupt');
+      const otherFormat = Buffer.from(good);
+      otherFormat.writeUInt32LE(99, 8);
+      await writeFile(path, otherFormat);
+      assert.throws(() => readPackSync(path), (e: unknown) => e instanceof PackError && e.reason === 'old-format');
+      await writeFile(path, 'not a pack at all, just some text');
+      assert.throws(() => readPackSync(path), (e: unknown) => e instanceof PackError && e.reason === 'corrupt');
+      await unlink(path);
+      assert.throws(() => readPackSync(path), (e: unknown) => e instanceof PackError && e.reason === 'missing');
+    }));
+});
+
+describe('the embedded store with packs', () => {
+  const withStore = withReopenableStore;
+
+  async function addLibrary(store: EmbeddedStore, id: string, contents: string[]): Promise<string> {
+    await store.upsertLibrary({ id, title: id, source: { kind: 'upload', spec: {} } });
+    const b = await store.beginBuild(id, '', null);
+    // In several calls, as an ingest adds them.
+    for (const part of batchesOf(contents, 700)) await store.addSnippets(b, part.map((content) => sampleSnippet({ content })));
+    await store.finalizeBuild(b);
+    return b;
+  }
+
+  const words = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} paragraph ${i} about the ${i % 2 ? 'aardvark' : 'bumblebee'} number${i}`);
+
+  test('a build of several blocks is served, its ids unique across builds and continuing the old sequence', () =>
+    withStore(async ({ store, reopen }) => {
+      await addLibrary(store, '/docs/one', words(2300, 'one'));
+      const one = await store.getSnippets('/docs/one', '');
+      assert.equal(one.length, 2300);
+      assert.deepEqual(one.map((s) => s.seq), one.map((_, i) => i));
+      const again = await reopen();
+      await addLibrary(again, '/docs/two', words(5, 'two'));
+      const two = await again.getSnippets('/docs/two', '');
+      assert.ok(two[0].id > one[one.length - 1].id, 'ids continue after a reopen');
+      assert.deepEqual(await again.getSnippets('/docs/one', ''), one);
+      assert.equal((await again.getVersion('/docs/one', ''))?.totalSnippets, 2300);
+      assert.ok((await again.search('/docs/one', '', 'number1234', 3)).some((h) => h.snippet.content.endsWith('number1234')));
+    }));
+
+  test('a damaged pack block: the segment keeps serving, reading the snippets is a clear error, a rebuild fails clearly; never a crash', () =>
+    withStore(async ({ dir, store, logs, reopen }) => {
+      const b = await addLibrary(store, '/docs/big', words(2300, 'big'));
+      await addLibrary(store, '/docs/other', words(3, 'other'));
+      await store.close();
+      const pack = join(dir, SEGMENT_DIR, `${b}.pack`);
+      await flipByte(pack, (await blockOffset(pack, 2)) + 10);
+      let s = await reopen();
+      assert.ok((await s.search('/docs/big', '', 'number2200', 3)).length > 0, 'the segment answers without the pack');
+      await assert.rejects(s.getSnippets('/docs/big', ''), (e: Error & { code?: string }) => e.code === 'internal_error' && e.message.includes(b) && /refresh the library/.test(e.message));
+      // Without its segment the build cannot be rebuilt: a clear error, the store keeps serving the others.
+      await s.close();
+      await unlink(join(dir, SEGMENT_DIR, `${b}.seg`));
+      s = await reopen();
+      await assert.rejects(s.search('/docs/big', '', 'aardvark', 3), (e: Error & { code?: string }) => e.code === 'internal_error' && /cannot be read/.test(e.message));
+      assert.equal((await s.search('/docs/other', '', 'aardvark', 3)).length > 0, true);
+      assert.ok(logs.some((l) => l.level === 'error' && /stored snippets of a build cannot be read/.test(l.message)));
+    }));
+
+  test('a damaged segment is rebuilt from the pack (several blocks), answers unchanged', () =>
+    withStore(async ({ dir, store, reopen }) => {
+      const b = await addLibrary(store, '/docs/big', words(2300, 'big'));
+      const before = JSON.stringify(await store.search('/docs/big', '', 'aardvark number77', 20));
+      await store.close();
+      await writeFile(join(dir, SEGMENT_DIR, `${b}.seg`), 'garbage');
+      const s = await reopen();
+      assert.equal(JSON.stringify(await s.search('/docs/big', '', 'aardvark number77', 20)), before);
+      assert.deepEqual(s.segmentStats, { opened: 0, rebuilt: 1 });
+    }));
+
+  test('a build finalized by the previous format (one compressed record in build_snippets) is read, then moved to a pack', () =>
+    withStore(async ({ dir, store, reopen }) => {
+      const b = await addLibrary(store, '/docs/old', words(40, 'old'));
+      const served = await store.getSnippets('/docs/old', '');
+      const before = JSON.stringify(await store.search('/docs/old', '', 'bumblebee number3', 10));
+      await store.close();
+      // As schema 4 left it: the record in build_snippets, no pack, no segment.
+      const SQL = await loadSqlJs();
+      const db = new SQL.Database(await readFile(join(dir, 'refdesk.sqlite')));
+      db.run('INSERT INTO build_snippets (build_id, data) VALUES (?, ?)', [b, gzipSync(JSON.stringify(served))]);
+      db.run('UPDATE builds SET pack_file = NULL, segment_file = NULL, segment_checksum = NULL');
+      await writeFile(join(dir, 'refdesk.sqlite'), db.export());
+      db.close();
+      await unlink(join(dir, SEGMENT_DIR, `${b}.pack`));
+      await unlink(join(dir, SEGMENT_DIR, `${b}.seg`));
+
+      const s = await reopen();
+      assert.deepEqual(await s.getSnippets('/docs/old', ''), served, 'read from build_snippets');
+      assert.equal(JSON.stringify(await s.search('/docs/old', '', 'bumblebee number3', 10)), before);
+      assert.ok(existsSync(join(dir, SEGMENT_DIR, `${b}.pack`)), 'moved to a pack at the rebuild');
+      await s.flush();
+      const check = new SQL.Database(await readFile(join(dir, 'refdesk.sqlite')));
+      assert.deepEqual(check.exec('SELECT (SELECT COUNT(*) FROM build_snippets), (SELECT pack_file FROM builds)')[0].values, [[0, `${b}.pack`]]);
+      check.close();
+      const third = await reopen();
+      assert.deepEqual(await third.getSnippets('/docs/old', ''), served);
+    }));
+});
