@@ -114,13 +114,15 @@ describe('npm run build: the compiled server and CLI', SKIP, () => {
       const stampDocs = join(docs, '..', `${docs.split('/').pop()}-stamp-docs`);
       mkdirSync(stampDocs, { recursive: true });
       writeFileSync(join(stampDocs, 'small.md'), '# Small\n\nfrobnicator small page\n');
-      // 8 KiB and more goes to the chunk worker thread, which imports the chunkers itself.
-      writeFileSync(join(stampDocs, 'large.md'), '# Large\n\nfrobnicator large page\n\n' + 'All work and no play. '.repeat(600));
+      // 8 KiB and more goes to the chunk worker thread, which imports the chunkers itself. Outside a
+      // server (refdesk add) the main thread chunks the first CHUNK_WORKER_SHARE_CHARS (256 KiB) of
+      // large documents before the worker starts: 30 pages of 13 KiB leave the last ones to it.
+      for (let i = 0; i < 30; i++) writeFileSync(join(stampDocs, `large-${String(i).padStart(2, '0')}.md`), '# Large\n\nfrobnicator large page\n\n' + 'All work and no play. '.repeat(600));
       const env = cliEnv(makeDataDir('refdesk-build-stamp-'), { REFDESK_CONFIG: config });
       try {
         const add = run([join(out, 'server', 'cli.js'), 'add', stampDocs, '--name', 'stamped'], env);
         assert.equal(add.code, 0, add.show);
-        const ctx = run([join(out, 'server', 'cli.js'), 'context', '/docs/stamped', 'frobnicator page', '--json', '--fast'], env);
+        const ctx = run([join(out, 'server', 'cli.js'), 'context', '/docs/stamped', 'frobnicator page', '--json', '--fast', '--tokens', '20000'], env);
         assert.equal(ctx.code, 0, ctx.show);
         assert.doesNotMatch(add.stdout + add.stderr, /worker thread/, 'the chunk worker started');
         assert.match(ctx.stdout, /"content": "PATHPLUGIN main # Small/);

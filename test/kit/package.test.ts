@@ -104,7 +104,8 @@ runStoreContract('memory', async () => {
   assert.equal(built.status, 0, `tsc failed:\n${built.output}`);
   const tested = run(process.execPath, ['--test', '--test-reporter=tap', 'out/suites.test.js'], pkg);
   assert.equal(tested.status, 0, tested.output);
-  for (const suite of ['Chunker contract: lines', 'Reranker contract: keep', 'Embedder contract: fake', 'Store contract: memory']) {
+  const storeSuites = ['catalog', 'builds and snippets', 'jobs', 'API keys'].map((role) => `Store contract, ${role}: memory`);
+  for (const suite of ['Chunker contract: lines', 'Reranker contract: keep', 'Embedder contract: fake', ...storeSuites]) {
     assert.match(tested.output, new RegExp(`^ok \\d+ - ${suite}$`, 'm'), suite);
   }
   assert.match(tested.output, /^# fail 0$/m);
