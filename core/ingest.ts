@@ -176,9 +176,12 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     }
   };
   /** The job's raw upload is not needed once the job has ended (kept while it may run again). */
-  const ended = async (record: JobRecord): Promise<JobRecord> => {
-    unhold();
+  const ended = async (finish: () => Promise<JobRecord>): Promise<JobRecord> => {
+    // Every line is in the job's log before the job is seen to end: a client that polls the job's
+    // state and then reads its log gets the whole log (lines are buffered for up to 250 ms).
     await jobLog.close();
+    const record = await finish();
+    unhold();
     if (rawUpload) {
       await releaseUpload(kernel, rawUpload, job.id).then(
         (removed) => removed && logger.debug('removed the raw upload of an ended job', { job: job.id }),
@@ -201,7 +204,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       await embedServedVersion(kernel, job, { signal: embedSignal, log, progress: (done, total) => ((progress.snippets = done), (progress.message = `${done} of ${total} snippets have vectors`), report()) });
       stage = 'done';
       log('info', `finalized: embedded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
+      return await ended(() => store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
     }
     log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry && !rechunk) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
@@ -407,7 +410,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     report(true);
     stage = 'done';
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return await ended(await store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
+    return await ended(() => store.updateJob(job.id, { state: 'succeeded', progress: { ...progress } }));
   } catch (e) {
     if (docsOut) await (docsOut as StoredDocsWriter).discard();
     if (buildId) {
@@ -418,7 +421,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     if (options.cancel?.aborted && !options.signal?.aborted) {
       stage = 'cancelled';
       log('warn', 'cancelled by an admin before it finished: the served version is unchanged');
-      return await ended(await store.updateJob(job.id, { state: 'failed', error: { code: 'cancelled', message: 'Cancelled by an admin before it finished.' }, progress: { ...progress } }));
+      return await ended(() => store.updateJob(job.id, { state: 'failed', error: { code: 'cancelled', message: 'Cancelled by an admin before it finished.' }, progress: { ...progress } }));
     }
     if (options.signal?.aborted) {
       // Shutdown, not a fault of the source: the served version is unchanged and the job runs
@@ -432,7 +435,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     stage = 'failed';
     log('error', `failed: ${err.message}`);
     if (!isRefdeskError(e)) logger.error('ingest crashed', redactFields({ job: job.id, stack: (e as Error).stack }, redact));
-    return await ended(await store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } }));
+    return await ended(() => store.updateJob(job.id, { state: 'failed', error: err, progress: { ...progress } }));
   }
 }
 

@@ -73,6 +73,27 @@ test('a job run writes its log file with stages and paths; the spec secret never
   assert.deepEqual(heard.map((e) => e.seq), lines.filter((l) => l.stage !== 'queued').map((l) => l.seq));
 });
 
+test('the log is complete when the job is seen to end: the final state is written after its last line reaches the file', async () => {
+  const { job } = await addLibrary(kernel, { source: 'logging', name: 'ordered', spec: { name: 'y', token: TOKEN } });
+  // What a client polling GET /api/jobs/{id} and then reading /log would see at the moment the
+  // state turns terminal: the store's updateJob is watched on this instance only.
+  const store = kernel.store;
+  const seen: string[][] = [];
+  const updateJob = store.updateJob.bind(store);
+  store.updateJob = async (id, patch) => {
+    if (id === job.id && (patch.state === 'succeeded' || patch.state === 'failed')) seen.push((await readJobLog(kernel.env.dataDir, job.id)).map((l) => l.message));
+    return updateJob(id, patch);
+  };
+  try {
+    const done = await runIngestJob(kernel, job.id);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+  } finally {
+    delete (store as { updateJob?: unknown }).updateJob;
+  }
+  assert.equal(seen.length, 1);
+  assert.ok(seen[0].some((m) => /^finalized: /.test(m)), `the log when the job ended: ${JSON.stringify(seen[0])}`);
+});
+
 test('logs older than jobs.logRetentionDays are pruned when the runner starts; newer ones stay', async () => {
   const logs = join(kernel.env.dataDir, 'jobs');
   mkdirSync(logs, { recursive: true });
