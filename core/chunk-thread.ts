@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Chunker, RuntimeEnv, SourceDocument } from './contracts.ts';
 import type { AnyDefinition } from './define.ts';
-import { validate } from './validate.ts';
+import { pluginOptionsError } from './plugin-options.ts';
 import { newContainer, resolveDeps } from './di.ts';
 import { Tokens } from './di-tokens.ts';
 import { loggerFrom, systemClock } from './services.ts';
@@ -36,8 +36,8 @@ async function buildChunkers(): Promise<Chunker[]> {
     const def = mod.default?.definitions?.find((d) => d.role === 'chunker' && d.kind === entry.kind);
     if (!def) throw new Error(`${entry.specifier} defines no chunker "${entry.kind}"`);
     const options = structuredClone(entry.options);
-    const problems = validate(def.options, options, `options.${entry.kind}`); // fills in the defaults, as the config loader does
-    if (problems.length > 0) throw new Error(problems.join('; '));
+    const problem = pluginOptionsError(entry.specifier, def, options); // fills in the defaults, with the config loader's check and message
+    if (problem) throw new Error(problem);
     const deps = resolveDeps(container.createChildContainer(), def.deps, `chunker "${entry.kind}"`);
     out.push((await def.create(options, deps as never)) as Chunker);
   }

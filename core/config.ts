@@ -6,12 +6,10 @@
 import { readFileSync, statSync, existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import semver from 'semver';
 import { ConfigError } from './errors.ts';
 import type { AnyDefinition, Plugin, Role } from './define.ts';
-import { KERNEL_VERSION } from './version.ts';
 import { validate } from './validate.ts';
-import { pluginOptionsError } from './plugin-options.ts';
+import { pluginKernelError, pluginOptionsError } from './plugin-options.ts';
 import { composeConfig, type ComposedEntry } from './config-compose.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
 
@@ -196,12 +194,8 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
     }
     const plugin = mod.default;
     if (!isPlugin(plugin)) throw new ConfigError(`${where}: the module's default export is not a Refdesk plugin (use definePlugin)`);
-    if (typeof plugin.kernel !== 'string' || !semver.validRange(plugin.kernel)) {
-      throw new ConfigError(`${where}: plugin ${plugin.name} declares no valid kernel range`);
-    }
-    if (!semver.satisfies(KERNEL_VERSION, plugin.kernel)) {
-      throw new ConfigError(`${where}: plugin ${plugin.name} requires kernel ${plugin.kernel}, but this Refdesk kernel is ${KERNEL_VERSION}`);
-    }
+    const kernelProblem = pluginKernelError(plugin);
+    if (kernelProblem) throw new ConfigError(`${where}: ${kernelProblem}`);
     const optionsByKind = entry.options ?? {};
     const kinds = new Set(plugin.definitions.map((d) => d.kind));
     for (const key of Object.keys(optionsByKind)) {

@@ -13,7 +13,7 @@ import { Tokens } from '../di-tokens.ts';
 import { ConfigError } from '../errors.ts';
 import type { GitCredentials } from '../git-credentials.ts';
 import { DEFAULT_NETWORK_POLICY } from '../net/address-policy.ts';
-import { pluginOptionsError } from '../plugin-options.ts';
+import { pluginKernelError, pluginOptionsError } from '../plugin-options.ts';
 import { createFakeClock, createFakeEmbedder, createFakeFetch, type FakeClock, type FakeEmbedder } from './fakes.ts';
 import { FakeProviders } from './fake-providers.ts';
 import { MemoryStore } from './memory-store.ts';
@@ -85,6 +85,9 @@ export async function runPlugin<R extends Role = Role>(plugin: Plugin, opts: Run
   if (!plugin || (plugin as { __refdeskPlugin?: unknown }).__refdeskPlugin !== true || !Array.isArray(plugin.definitions)) {
     throw new ConfigError('runPlugin: the first argument is not a Refdesk plugin (use definePlugin)');
   }
+  // The kernel range first, as the config loader checks it: a plugin an operator could not load fails here too.
+  const kernelProblem = pluginKernelError(plugin);
+  if (kernelProblem) throw new ConfigError(kernelProblem);
   const definition = pickDefinition(plugin, opts.kind, opts.role);
   const options = structuredClone(opts.options ?? {});
   const problem = pluginOptionsError(plugin.name, definition, options);

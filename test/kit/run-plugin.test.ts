@@ -57,6 +57,19 @@ test('bad options reject with the message a bad config gets at start-up (same fu
   assert.ok(!fromKit.message.includes('hunter2') && !fromKit.message.includes('many'));
 });
 
+test('a plugin for another kernel is refused as the config loader refuses it, with the same message', async () => {
+  const future = definePlugin({ name: '@acme/future', version: '1.0.0', kernel: '^99.0.0', definitions: [defineChunker({ kind: 'future', description: 'test', options: Type.Object({}), deps: {}, create: () => ({ formats: ['markdown'], chunk: () => [] }) })] });
+  const err = await rejection(runPlugin(future, { kind: 'future' }));
+  assert.ok(err instanceof ConfigError, String(err));
+  assert.match(err.message, /^plugin @acme\/future requires kernel \^99\.0\.0, but this Refdesk kernel is \d+\.\d+\.\d+/);
+  const file = join(dir, 'future.yaml');
+  const mod = join(dir, 'future-plugin.mjs');
+  writeFileSync(mod, `export default { __refdeskPlugin: true, name: '@acme/future', version: '1.0.0', kernel: '^99.0.0', definitions: [] };\n`);
+  writeFileSync(file, `plugins:\n  - use: ${mod}\n`);
+  const fromConfig = await rejection(loadConfig(file));
+  assert.ok(fromConfig.message.endsWith(err.message), `${fromConfig.message} / ${err.message}`);
+});
+
 test('valid options get their defaults, as create receives them from the kernel; the caller\'s object is not changed', async () => {
   const given = { maxFiles: 50 };
   const run = await runPlugin(gitPlugin, { kind: 'git', role: 'source', options: given });
