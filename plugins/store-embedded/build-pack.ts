@@ -32,6 +32,7 @@ import { join } from 'node:path';
 import type { StoredSnippet } from '../../core/contracts.ts';
 import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import { fsyncDirectory } from './atomic-write.ts';
+import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
 
 export const PACK_MAGIC = 'RDKPACK\n';
 /** The pack format this code writes and reads. */
@@ -328,21 +329,11 @@ export function readSnippetsFileSync(path: string): StoredSnippet[] {
 }
 
 /** Removes the packs of these builds; returns the files removed. */
-export async function removePacks(dir: string, buildIds: readonly string[]): Promise<string[]> {
-  const removed: string[] = [];
-  for (const id of buildIds) {
-    if (!/^[\w-]+$/.test(id)) continue;
-    if (await unlinkIfPresent(join(dir, packFileName(id)))) removed.push(packFileName(id));
-  }
-  return removed;
+export function removePacks(dir: string, buildIds: readonly string[]): Promise<string[]> {
+  return removeBuildFiles(dir, buildIds, packFileName);
 }
 
 /** At open: removes packs (and their temporary files) no finalized build references. */
-export async function removeOrphanPacks(dir: string, keep: ReadonlySet<string>): Promise<string[]> {
-  const removed: string[] = [];
-  for (const name of await readdirOrEmpty(dir)) {
-    if (!name.includes(PACK_EXT) || keep.has(name)) continue;
-    if (await unlinkIfPresent(join(dir, name))) removed.push(name);
-  }
-  return removed;
+export function removeOrphanPacks(dir: string, keep: ReadonlySet<string>): Promise<string[]> {
+  return removeUnkeptFiles(dir, PACK_EXT, keep);
 }

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
-import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
+import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
 import type { Bm25fData } from '../../core/search/bm25f.ts';
 import { positionFinder, type IndexData, type Ragged } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
@@ -431,25 +431,14 @@ function readFully(fd: number, buf: Uint8Array, position: number): number {
  * Removes the segment files of these builds (a deleted library, a replaced build). Missing
  * files are fine; returns the files removed.
  */
-export async function removeSegments(dir: string, buildIds: readonly string[]): Promise<string[]> {
-  const removed: string[] = [];
-  for (const id of buildIds) {
-    if (!/^[\w-]+$/.test(id)) continue;
-    if (await unlinkIfPresent(join(dir, segmentFileName(id)))) removed.push(segmentFileName(id));
-  }
-  return removed;
+export function removeSegments(dir: string, buildIds: readonly string[]): Promise<string[]> {
+  return removeBuildFiles(dir, buildIds, segmentFileName);
 }
 
 /**
  * Removes segment files no finalized build references and temporary files of interrupted
  * writes (a crash between writing a segment and recording it). Returns the names removed.
  */
-export async function removeOrphanSegments(dir: string, keep: ReadonlySet<string>): Promise<string[]> {
-  const removed: string[] = [];
-  for (const name of await readdirOrEmpty(dir)) {
-    if (!name.includes(EXT) || keep.has(name)) continue;
-    await unlinkIfPresent(join(dir, name));
-    removed.push(name);
-  }
-  return removed;
+export function removeOrphanSegments(dir: string, keep: ReadonlySet<string>): Promise<string[]> {
+  return removeUnkeptFiles(dir, EXT, keep);
 }
