@@ -26,15 +26,20 @@ const HEADER = JSON.stringify({ format: 'refdesk-docs', version: STORED_DOCS_FOR
 /** A document as the chunker consumed it (a SourceDocument with its hash and meta settled). */
 export type StoredDocument = Omit<SourceDocument, 'hash' | 'meta' | 'unchanged'> & { hash: string; meta: Record<string, string> };
 
-/** The stored documents of a build cannot be read: missing, another format, or damaged. */
-export class StoredDocsError extends Error {
+/** A build's file that cannot be read: missing, of another format, or damaged (rebuilt or reported, never a crash). */
+export class UnreadableBuildFileError extends Error {
   constructor(
     readonly reason: 'missing' | 'old-format' | 'corrupt',
     message: string,
   ) {
     super(message);
-    this.name = 'StoredDocsError';
+    this.name = 'UnreadableBuildFileError';
   }
+}
+
+/** The stored documents of a build cannot be read: missing, another format, or damaged. */
+export class StoredDocsError extends UnreadableBuildFileError {
+  override name = 'StoredDocsError';
 }
 
 const validId = (buildId: string) => /^[\w-]+$/.test(buildId);

@@ -30,6 +30,7 @@ import { promisify } from 'node:util';
 import { crc32, gunzip as gunzipCb, gunzipSync, gzip as gzipCb } from 'node:zlib';
 import { join } from 'node:path';
 import type { StoredSnippet } from '../../core/contracts.ts';
+import { UnreadableBuildFileError } from '../../core/stored-docs.ts';
 import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import { fsyncDirectory } from './atomic-write.ts';
 import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
@@ -47,14 +48,8 @@ const gzipAsync = promisify(gzipCb);
 const gunzipAsync = promisify(gunzipCb);
 
 /** A pack that cannot be read: missing, of another format, or damaged. */
-export class PackError extends Error {
-  constructor(
-    readonly reason: 'missing' | 'old-format' | 'corrupt',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'PackError';
-  }
+export class PackError extends UnreadableBuildFileError {
+  override name = 'PackError';
 }
 
 export const packFileName = (buildId: string) => `${buildId}${PACK_EXT}`;
