@@ -180,6 +180,9 @@ function resolveRef(doc: any, s: any): JsonSchema | undefined {
   return s;
 }
 
+/** Values for the OpenAPI document's path parameters: the source kinds of the default distribution (upload is refused on spec routes). */
+const PATH_VALUES: Record<string, string[]> = { kind: ['git', 'llmstxt', 'openapi', 'website', 'npm', 'pypi', 'packages', 'confluence', 'upload', 'nope'] };
+
 const QUESTIONS = ['how do I configure the server', 'install', 'what is a widget', 'token budget', 'error handling with retries', ''];
 
 /** Every route: the public ones from the OpenAPI document, then the admin routes, /mcp and /ping. */
@@ -445,7 +448,9 @@ export function generateRequest(d: Dice, routes: Route[], c: FuzzContext): FuzzR
   let path = route.path
     .replace(':id', () => d.pick(JOB_IDS))
     .replace(':job', () => (c.jobIds?.length && d.chance(0.5) ? d.pick(c.jobIds) : d.pick(JOB_IDS)))
-    .replace(':lib', () => route.lib!(d));
+    .replace(':lib', () => route.lib!(d))
+    // OpenAPI path parameters ({kind} of the generic add route): a real value, mostly.
+    .replace(/\{(\w+)\}/g, (_m, name: string) => (d.chance(0.8) && PATH_VALUES[name] ? d.pick(PATH_VALUES[name]) : weirdString(d).slice(0, 200)));
   let query = encodeQuery(route.query?.(d, c) ?? {});
   const headers: Array<[string, string]> = [
     ['Host', `127.0.0.1:${c.port}`],
