@@ -1,0 +1,64 @@
+/**
+ * The PostgreSQL Store (issue 24, in progress): one class per Store role over one shared pool
+ * (database.ts), composed like the embedded store (core/store-roles.ts):
+ *
+ * - catalog.ts   PgCatalog    libraries, versions, renames
+ * - builds.ts    PgBuilds     builds, snippets, documents, search; index segments as chunked rows, cached on local disk
+ * - jobs.ts      PgJobs       the job queue with leases (FOR UPDATE SKIP LOCKED, heartbeat), job logs
+ * - auth.ts      PgApiKeys, PgSessions, PgAudit
+ * - settings.ts  PgSettings
+ */
+import type { Store, StoreLifecycle } from '../../core/contracts.ts';
+import { delegateStoreRoles } from '../../core/store-roles.ts';
+import { PgApiKeys, PgAudit, PgSessions } from './auth.ts';
+import { PgBuilds } from './builds.ts';
+import { PgCatalog } from './catalog.ts';
+import { PgDatabase, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
+import { PgJobs } from './jobs.ts';
+import { PgSettings } from './settings.ts';
+
+export { POSTGRES_STORE_DEFAULTS, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
+
+/** The Store's methods, delegated to the role objects below (core/store-roles.ts). */
+export interface PostgresStore extends Store {}
+
+export class PostgresStore implements StoreLifecycle {
+  readonly database: PgDatabase;
+  readonly catalog: PgCatalog;
+  readonly builds: PgBuilds;
+  readonly jobs: PgJobs;
+  readonly apiKeys: PgApiKeys;
+  readonly sessions: PgSessions;
+  readonly audit: PgAudit;
+  readonly settings: PgSettings;
+
+  constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
+    this.database = new PgDatabase(options, deps);
+    this.catalog = new PgCatalog(this.database);
+    this.builds = new PgBuilds(this.database, this.catalog);
+    this.jobs = new PgJobs(this.database, this.catalog);
+    this.apiKeys = new PgApiKeys(this.database);
+    this.sessions = new PgSessions(this.database);
+    this.audit = new PgAudit(this.database);
+    this.settings = new PgSettings(this.database);
+  }
+
+  async open(): Promise<void> {
+    await this.database.open();
+    await this.jobs.recover();
+  }
+
+  async close(): Promise<void> {
+    await this.database.close();
+  }
+}
+
+delegateStoreRoles(PostgresStore, {
+  catalog: PgCatalog,
+  builds: PgBuilds,
+  jobs: PgJobs,
+  apiKeys: PgApiKeys,
+  sessions: PgSessions,
+  audit: PgAudit,
+  settings: PgSettings,
+});
