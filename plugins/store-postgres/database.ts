@@ -12,6 +12,7 @@ import type pg from 'pg';
 import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
 import { createPool, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
+import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 
 export interface PostgresStoreOptions {
   /** Connections in this node's pool. */
@@ -26,8 +27,10 @@ export interface PostgresStoreOptions {
   leaseMs: number;
   /** How often the node running a job renews its lease. */
   heartbeatMs: number;
-  /** How often the change feed is polled when LISTEN is not available (and as a safety net). */
+  /** How often the change feed is polled (the fallback when LISTEN is not available, and a safety net). */
   pollMs: number;
+  /** LISTEN for changes on a dedicated connection (false: polling only, e.g. behind a pooler in transaction mode). */
+  listen: boolean;
 }
 
 export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
@@ -37,7 +40,8 @@ export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
   segmentCacheBytes: 128 * 1024 * 1024,
   leaseMs: 30_000,
   heartbeatMs: 5_000,
-  pollMs: 1_000,
+  pollMs: 500,
+  listen: true,
 };
 
 export interface PostgresStoreDeps {
@@ -48,16 +52,7 @@ export interface PostgresStoreDeps {
   databaseUrl: string | undefined;
 }
 
-/**
- * What one node tells the others (and itself) after a change, by topic, with the id of what
- * changed: `library` (its record, versions or served build), `settings` (a key), `apiKey` (an id),
- * `session` (an id hash), `job` (an id: state, cancel request). Listeners run on every node,
- * the writer's included.
- */
-export type ChangeTopic = 'library' | 'settings' | 'apiKey' | 'session' | 'job';
-
-/** The NOTIFY channel of the change feed. */
-export const CHANGE_CHANNEL = 'refdesk_changes';
+export { CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 
 export class PgDatabase {
   readonly options: PostgresStoreOptions;
@@ -73,6 +68,7 @@ export class PgDatabase {
 
   private readonly databaseUrl: string | undefined;
   private db: PostgresPool | null = null;
+  private feed: ChangeFeed | null = null;
   private closed = false;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
@@ -100,7 +96,29 @@ export class PgDatabase {
       await pool.end().catch(() => {});
       throw e;
     }
+    const feed = new ChangeFeed({
+      pool,
+      nodeId: this.nodeId,
+      logger: this.logger,
+      pollMs: this.options.pollMs,
+      listen: this.options.listen,
+      applicationName: `refdesk ${this.env.mode}`,
+      emit: (topic, id, node) => this.changes.emit('change', topic, id, node),
+    });
+    try {
+      await feed.start();
+    } catch (e) {
+      await feed.stop();
+      await pool.end().catch(() => {});
+      throw e;
+    }
     this.db = pool;
+    this.feed = feed;
+  }
+
+  /** The change feed (null until open). */
+  get changeFeed(): ChangeFeed | null {
+    return this.feed;
   }
 
   async close(): Promise<void> {
@@ -108,7 +126,10 @@ export class PgDatabase {
     this.closed = true;
     const db = this.db;
     this.db = null;
+    const feed = this.feed;
+    this.feed = null;
     this.changes.removeAllListeners();
+    await feed?.stop();
     await db?.end();
   }
 
@@ -147,7 +168,7 @@ export class PgDatabase {
    */
   async publish(topic: ChangeTopic, id: string): Promise<void> {
     this.changes.emit('change', topic, id, this.nodeId);
-    await this.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, JSON.stringify({ topic, id, node: this.nodeId })]);
+    await this.query(PUBLISH_SQL, [CHANGE_CHANNEL, topic, id, this.nodeId]);
   }
 }
 
