@@ -15,6 +15,7 @@ import { PgBuilds } from './builds.ts';
 import { PgCatalog } from './catalog.ts';
 import { PgDatabase, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
 import { PgJobs } from './jobs.ts';
+import { PgRateLimits } from './rate-limits.ts';
 import { PgSettings } from './settings.ts';
 
 export { POSTGRES_STORE_DEFAULTS, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
@@ -31,6 +32,8 @@ export class PostgresStore implements StoreLifecycle {
   readonly sessions: PgSessions;
   readonly audit: PgAudit;
   readonly settings: PgSettings;
+  /** Rate-limit counts shared by the nodes (core/contracts.ts RateLimitCounters; server/access/rate-limit.ts). */
+  readonly rateLimitCounters: PgRateLimits;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
     this.database = new PgDatabase(options, deps);
@@ -41,6 +44,7 @@ export class PostgresStore implements StoreLifecycle {
     this.sessions = new PgSessions(this.database);
     this.audit = new PgAudit(this.database);
     this.settings = new PgSettings(this.database);
+    this.rateLimitCounters = new PgRateLimits(this.database);
   }
 
   async open(): Promise<void> {
