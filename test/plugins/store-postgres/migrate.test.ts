@@ -15,10 +15,16 @@ import { PostgresStoreError, createPool, type PostgresPool } from '../../../plug
 import { freePort, postgresSkipReason, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 
 const PASSWORD = 'Planted-Secret-8f3a9c';
-/** The shipped migrations; scratch files the tests add are numbered after the newest. */
+
+/**
+ * The shipped migrations (each PostgreSQL part adds its own numbered file), and the file name of
+ * a test migration numbered `k` above the newest of them.
+ */
 const SHIPPED = loadMigrations();
-const LATEST = SHIPPED.at(-1)!.version;
-const scratch = (k: number, name: string) => `${String(LATEST + k).padStart(3, '0')}_${name}.sql`;
+const TOP = Math.max(...SHIPPED.map((m) => m.version));
+const above = (k: number, name: string) => `${String(TOP + k).padStart(3, '0')}_${name}.sql`;
+/** What `migrate` records for each shipped file on a server with (or without) pgvector. */
+const shippedRan = (vector: boolean) => SHIPPED.map((m) => ({ version: m.version, name: m.name, status: m.requiresExtension && !vector ? 'skipped' : 'applied' }));
 
 /** A copy of the shipped migrations in a temp directory, to edit or extend. */
 function migrationsCopy(): string {
@@ -73,16 +79,12 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     );
     const vector = await hasVector(pool);
     const first = await migrate(pool);
-    const statusOf = (m: (typeof SHIPPED)[number]) => (m.requiresExtension === 'vector' && !vector ? 'skipped' : 'applied');
+    assert.deepEqual(first.ran, shippedRan(vector));
     assert.deepEqual(first.ran.slice(0, 2), [
       { version: 1, name: 'core', status: 'applied' },
       { version: 2, name: 'vectors', status: vector ? 'applied' : 'skipped' },
     ]);
-    assert.deepEqual(
-      first.ran,
-      SHIPPED.map((m) => ({ version: m.version, name: m.name, status: statusOf(m) })),
-    );
-    assert.equal(first.version, LATEST);
+    assert.equal(first.version, TOP);
     const t = await tables(pool);
     for (const name of ['libraries', 'library_aliases', 'versions', 'builds', 'segment_chunks', 'build_documents', 'document_chunks', 'jobs', 'job_logs', 'api_keys', 'admin_account', 'sessions', 'settings', 'audit_log', 'rate_limit_counters', 'schema_migrations']) {
       assert.ok(t.includes(name), `table ${name} exists (have ${t.join(', ')})`);
@@ -92,11 +94,11 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     for (const c of ['lease_until', 'claimed_by', 'heartbeat_at']) assert.ok(leaseCols.includes(c), `jobs.${c}`);
 
     const second = await migrate(pool);
-    assert.deepEqual(second, { ran: [], version: LATEST });
+    assert.deepEqual(second, { ran: [], version: TOP });
     const rows = (await pool.pool.query('SELECT version, name, status, length(checksum) AS len FROM schema_migrations ORDER BY version')).rows;
     assert.deepEqual(
       rows,
-      SHIPPED.map((m) => ({ version: m.version, name: m.name, status: statusOf(m), len: 64 })),
+      shippedRan(vector).map((r) => ({ ...r, len: 64 })),
     );
     const state = await assertMigrated(pool);
     assert.deepEqual(state.pending, []);
@@ -112,13 +114,9 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     // Every migrator holds a connection before any starts, so they really run at once.
     await Promise.all(three.map((p) => p.pool.query('SELECT 1')));
     const results = await Promise.all(three.map((p) => migrate(p)));
-    const ran = results.flatMap((r) => r.ran.map((x) => x.version)).sort((x, y) => x - y);
-    assert.deepEqual(
-      ran,
-      SHIPPED.map((m) => m.version),
-      `each version once across the three (got ${JSON.stringify(results)})`,
-    );
-    assert.ok(results.every((r) => r.version === LATEST));
+    const ran = results.flatMap((r) => r.ran.map((x) => x.version)).sort();
+    assert.deepEqual(ran, SHIPPED.map((m) => m.version).sort(), `each version once across the three (got ${JSON.stringify(results)})`);
+    assert.ok(results.every((r) => r.version === TOP));
     const count = (await three[0].pool.query('SELECT count(*)::int AS n FROM schema_migrations')).rows[0].n;
     assert.equal(count, SHIPPED.length);
   });
@@ -156,10 +154,10 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     const { pool } = await freshDb();
     const dir = migrationsCopy();
     dirs.push(dir);
-    writeFileSync(join(dir, scratch(2, 'later')), 'CREATE TABLE later (id int);\n');
+    writeFileSync(join(dir, above(2, 'later')), 'CREATE TABLE later (id int);\n');
     await migrate(pool, loadMigrations(dir));
-    writeFileSync(join(dir, scratch(1, 'forgotten')), 'CREATE TABLE forgotten (id int);\n');
-    await rejectsWith(migrate(pool, loadMigrations(dir)), 'migration_out_of_order', new RegExp(`${scratch(1, 'forgotten').replace('.', '\\.')} is numbered below`));
+    writeFileSync(join(dir, above(1, 'forgotten')), 'CREATE TABLE forgotten (id int);\n');
+    await rejectsWith(migrate(pool, loadMigrations(dir)), 'migration_out_of_order', new RegExp(`${above(1, 'forgotten').replace('.', '\\.')} is numbered below`));
     assert.ok(!(await tables(pool)).includes('forgotten'));
   });
 
@@ -167,17 +165,13 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     const { pool } = await freshDb();
     const dir = migrationsCopy();
     dirs.push(dir);
-    writeFileSync(join(dir, scratch(1, 'broken')), 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n');
-    await rejectsWith(migrate(pool, loadMigrations(dir)), 'database_error', new RegExp(`${scratch(1, 'broken').replace('.', '\\.')} failed .* rolled back: .*no_such_table`));
+    writeFileSync(join(dir, above(1, 'broken')), 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n');
+    await rejectsWith(migrate(pool, loadMigrations(dir)), 'database_error', new RegExp(`${above(1, 'broken').replace('.', '\\.')} failed .* rolled back: .*no_such_table`));
     assert.ok(!(await tables(pool)).includes('half_done'), 'the first statement was rolled back');
     const versions = (await pool.pool.query('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
-    assert.deepEqual(
-      versions,
-      SHIPPED.map((m) => m.version),
-      'the good migrations before it stay applied',
-    );
+    assert.deepEqual(versions, SHIPPED.map((m) => m.version), 'the good migrations before it stay applied');
     // The lock was released: another migrator is not blocked.
-    rmSync(join(dir, scratch(1, 'broken')));
+    rmSync(join(dir, above(1, 'broken')));
     assert.deepEqual((await migrate(pool, loadMigrations(dir))).ran, []);
   });
 
@@ -213,11 +207,11 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     const { pool } = await freshDb();
     const dir = migrationsCopy();
     dirs.push(dir);
-    writeFileSync(join(dir, scratch(1, 'dies')), 'CREATE TABLE before_death (id int);\nSELECT pg_terminate_backend(pg_backend_pid());\n');
+    writeFileSync(join(dir, above(1, 'dies')), 'CREATE TABLE before_death (id int);\nSELECT pg_terminate_backend(pg_backend_pid());\n');
     await rejectsWith(migrate(pool, loadMigrations(dir)), 'database_unavailable', /Cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/t\d+/);
     // The dead client was not handed back: the next call gets a new connection and sees no trace of 003.
     assert.ok(!(await tables(pool)).includes('before_death'));
-    rmSync(join(dir, scratch(1, 'dies')));
+    rmSync(join(dir, above(1, 'dies')));
     assert.deepEqual((await schemaStatus(pool, loadMigrations(dir))).pending, []);
   });
 
@@ -225,9 +219,9 @@ describe('store-postgres migrations on Debian PostgreSQL', { skip: postgresSkipR
     const { pool } = await freshDb({ statementTimeoutMs: 200, max: 1 });
     const dir = migrationsCopy();
     dirs.push(dir);
-    writeFileSync(join(dir, scratch(1, 'slow')), 'SELECT pg_sleep(0.6);\nCREATE TABLE slow_done (id int);\n');
+    writeFileSync(join(dir, above(1, 'slow')), 'SELECT pg_sleep(0.6);\nCREATE TABLE slow_done (id int);\n');
     const result = await migrate(pool, loadMigrations(dir));
-    assert.deepEqual(result.ran.at(-1), { version: LATEST + 1, name: 'slow', status: 'applied' });
+    assert.deepEqual(result.ran.at(-1), { version: TOP + 1, name: 'slow', status: 'applied' });
     assert.ok((await tables(pool)).includes('slow_done'));
     // The same (only) connection serves requests with the pool's timeout again.
     assert.equal((await pool.pool.query(`SELECT current_setting('statement_timeout') AS t`)).rows[0].t, '200ms');
