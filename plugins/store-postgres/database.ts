@@ -121,6 +121,11 @@ export class PgDatabase {
     return this.feed;
   }
 
+  /** Whether open() succeeded and close() was not called. */
+  get isOpen(): boolean {
+    return this.db !== null;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -16,6 +16,7 @@ import { PgCatalog } from './catalog.ts';
 import { PgDatabase, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
 import { PgJobs } from './jobs.ts';
 import { PgRateLimits } from './rate-limits.ts';
+import { pgStoreStatus, type PgStoreStatus } from './readiness.ts';
 import { PgSettings } from './settings.ts';
 
 export { POSTGRES_STORE_DEFAULTS, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
@@ -54,6 +55,11 @@ export class PostgresStore implements StoreLifecycle {
 
   async close(): Promise<void> {
     await this.database.close();
+  }
+
+  /** The database and migration state, for GET /api/ready (readiness.ts; never throws). */
+  storeStatus(): Promise<PgStoreStatus> {
+    return pgStoreStatus(this.database);
   }
 }
 

@@ -6,20 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Logger, LogLevel } from '../../../core/contracts.ts';
-import { loggerFrom, systemClock } from '../../../core/services.ts';
+import { systemClock } from '../../../core/services.ts';
+import { memoryLogger, type LogEntry } from '../store-embedded/helpers.ts';
 import { PgDatabase, type PostgresStoreOptions } from '../../../plugins/store-postgres/database.ts';
 
-export interface LogLine {
-  level: LogLevel;
-  message: string;
-  fields?: Record<string, unknown>;
-}
-
-export function memoryLogger(): Logger & { lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  return Object.assign(loggerFrom((level, message, fields) => lines.push({ level, message, fields })), { lines });
-}
+export type LogLine = LogEntry;
 
 export interface TestNodes {
   /** Opens a node (a PgDatabase) on `url`; closed by `closeAll`. */
@@ -38,7 +29,7 @@ export function testNodes(): TestNodes {
       const db = new PgDatabase(options, { env: { dataDir, mode: 'server' }, logger, clock: systemClock, databaseUrl: url });
       await db.open();
       nodes.push(db);
-      return Object.assign(db, { log: logger.lines });
+      return Object.assign(db, { log: logger.entries });
     },
     async closeAll() {
       for (const n of nodes.splice(0)) await n.close().catch(() => undefined);

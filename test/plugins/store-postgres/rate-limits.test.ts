@@ -13,7 +13,8 @@ import { systemClock } from '../../../core/services.ts';
 import { PgRateLimits } from '../../../plugins/store-postgres/rate-limits.ts';
 import { RateLimiter, rateLimitCountersOf } from '../../../server/access/rate-limit.ts';
 import { postgresSkipReason, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
-import { testNodes, memoryLogger } from './pg-node.ts';
+import { testNodes } from './pg-node.ts';
+import { memoryLogger } from '../store-embedded/helpers.ts';
 
 const LIMIT = 100;
 const CONFIG: RateLimitConfig = { windowSeconds: 3600, anonymous: { requests: LIMIT }, defaultPlan: 'free', plans: { free: { requests: LIMIT } } };
@@ -135,8 +136,8 @@ describe('store-postgres shared rate limits on Debian PostgreSQL', { skip: postg
       }
       assert.deepEqual(decisions, [true, true, true, true, true, false, false], 'the node still enforces the limit on its own count');
       await new Promise((r) => setTimeout(r, 100)); // retries while down
-      const warnings = logger.lines.filter((l) => l.level === 'warn');
-      assert.equal(warnings.length, 1, JSON.stringify(logger.lines));
+      const warnings = logger.entries.filter((l) => l.level === 'warn');
+      assert.equal(warnings.length, 1, JSON.stringify(logger.entries));
       assert.match(warnings[0].message, /cannot reach the shared counters/);
       assert.match(String(warnings[0].fields?.error), /Cannot reach PostgreSQL at 127\.0\.0\.1:\d+\/rl\d+/);
     } finally {
@@ -144,7 +145,7 @@ describe('store-postgres shared rate limits on Debian PostgreSQL', { skip: postg
     }
     await a.flush();
     assert.equal(await total(store.rateLimitCounters, 'anon:198.51.100.1'), 5, 'the five admitted while down were added');
-    assert.ok(logger.lines.some((l) => /reachable again/.test(l.message)));
+    assert.ok(logger.entries.some((l) => /reachable again/.test(l.message)));
     const b = new RateLimiter(CONFIG, systemClock, { counters: new PgRateLimits(await nodes.open(url)) });
     b.consume('anon:198.51.100.1', rule);
     await b.flush();
