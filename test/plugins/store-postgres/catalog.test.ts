@@ -8,12 +8,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { ISO_MS } from '../../../core/testing/store-contracts/shared.ts';
 import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
-import { CHANGE_CHANNEL } from '../../../plugins/store-postgres/database.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
-import { freshDatabaseUrl, pgStore } from './helpers.ts';
+import { forwardChanges, nextChange, withStores } from './helpers.ts';
 
 const lib = (id: string, extra: Record<string, unknown> = {}) => ({ id, title: `Title of ${id}`, source: { kind: 'upload', spec: { name: id } }, ...extra });
 
@@ -47,21 +45,7 @@ async function serve(store: PostgresStore, libraryId: string, version: string, t
 }
 
 describe('store-postgres catalog role on Debian PostgreSQL', { skip: postgresSkipReason() }, () => {
-  /** A fresh database and `n` open stores on it (two stores: two nodes). */
-  async function stores(n = 1, fn: (...s: PostgresStore[]) => Promise<void>): Promise<void> {
-    const url = await freshDatabaseUrl();
-    const made = [];
-    for (let i = 0; i < n; i++) made.push(await pgStore(url));
-    try {
-      for (const m of made) await m.store.open();
-      await fn(...made.map((m) => m.store));
-    } finally {
-      for (const m of made) {
-        await m.store.close();
-        await m.remove();
-      }
-    }
-  }
+  const stores = (n: number, fn: (...s: PostgresStore[]) => Promise<void>) => withStores(n, (_url, ...s) => fn(...s));
 
   test('upsertLibrary creates with defaults and updates descriptive fields, keeping createdAt and what the input leaves out', () =>
     stores(1, async (store) => {
@@ -233,7 +217,7 @@ describe('store-postgres catalog role on Debian PostgreSQL', { skip: postgresSki
     }));
 
   test('two stores on one database: records are cached per node and refreshed by the change feed', () =>
-    stores(2, async (a, b) => {
+    withStores(2, async (url, a, b) => {
       await a.upsertLibrary(lib('/docs/shared', { description: 'first' }));
       assert.equal((await b.getLibrary('/docs/shared'))?.description, 'first');
       const loads = b.catalog.cache.stats.loads;
@@ -247,34 +231,32 @@ describe('store-postgres catalog role on Debian PostgreSQL', { skip: postgresSki
       assert.equal((await a.getLibrary('/docs/shared'))?.description, 'second', 'the writer sees its change at once');
       assert.equal((await b.getLibrary('/docs/shared'))?.description, 'first', 'B has not been told yet');
 
-      // What B's listener does with A's notification (notify.ts): the change event on B's feed.
+      // B hears A's notifications, as through notify.ts's LISTEN connection.
       const seen = new Promise<unknown[]>((resolve) => b.database.changes.once('change', (...args) => resolve(args)));
-      const listener = new pg.Client({ connectionString: (a.database.pool.pool as unknown as { options: { connectionString: string } }).options.connectionString });
-      await listener.connect();
+      const listener = await forwardChanges(url, b);
       try {
-        await listener.query(`LISTEN ${CHANGE_CHANNEL}`);
-        listener.on('notification', (n) => {
-          const { topic, id, node } = JSON.parse(n.payload ?? '{}') as { topic: string; id: string; node: string };
-          if (node !== b.database.nodeId) b.database.changes.emit('change', topic, id, node);
-        });
         await a.upsertLibrary(lib('/docs/shared', { description: 'third' }));
         const [topic, id, node] = await seen;
         assert.deepEqual([topic, id, node], ['library', '/docs/shared', a.database.nodeId]);
         assert.equal((await b.getLibrary('/docs/shared'))?.description, 'third', 'B reads it again once told');
-        // A job's state change through A shows on B's record.
+        // A job's state change through A shows on B's record, once B hears of it.
+        const heard = () => nextChange(b, 'library', '/docs/shared');
+        let told = heard();
         const job = await a.createJob({ libraryId: '/docs/shared', version: '', kind: 'upload' });
-        await new Promise((r) => setTimeout(r, 200));
+        await told;
         assert.equal((await b.getLibrary('/docs/shared'))?.state, 'processing');
         await a.claimJob(job.id);
+        told = heard();
         await a.updateJob(job.id, { state: 'failed', error: { code: 'x', message: 'y' } });
-        await new Promise((r) => setTimeout(r, 200));
+        await told;
         assert.equal((await b.getLibrary('/docs/shared'))?.state, 'error');
+        told = heard();
         await a.deleteLibrary('/docs/shared');
-        await new Promise((r) => setTimeout(r, 200));
+        await told;
         assert.equal(await b.getLibrary('/docs/shared'), null);
         assert.deepEqual(await b.listLibraries(), []);
       } finally {
-        await listener.end();
+        await listener.close();
       }
     }));
 
