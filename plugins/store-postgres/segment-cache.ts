@@ -28,6 +28,11 @@ interface Served {
   at: number;
 }
 
+/** The build is no longer finalized in the database (replaced or deleted since it was named the served one). */
+export class BuildGoneError extends Error {
+  override name = 'BuildGoneError';
+}
+
 interface BuildFile extends SegmentRowsInfo {
   checksum: string | null;
 }
@@ -99,7 +104,8 @@ export class PgSegmentCache {
       [buildId],
     );
     const r = rows[0];
-    if (!r || r.segment_chunks == null || r.segment_sha256 == null) {
+    if (!r) throw new BuildGoneError(`Build ${buildId} is no longer served (replaced or deleted)`);
+    if (r.segment_chunks == null || r.segment_sha256 == null) {
       throw new RefdeskError('internal_error', `Build ${buildId} has no index segment in the database; refresh the library to build it again.`);
     }
     const file = { checksum: r.segment_checksum, chunks: r.segment_chunks, bytes: Number(r.segment_bytes), sha256: r.segment_sha256 };
