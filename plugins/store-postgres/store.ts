@@ -68,6 +68,7 @@ export class PostgresStore implements StoreLifecycle {
   }
 
   async close(): Promise<void> {
+    this.builds.close();
     await this.database.close();
   }
 }
