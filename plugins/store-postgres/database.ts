@@ -13,36 +13,9 @@ import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
 import { createPool, isConnectionError, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
 import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
+import { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
-export interface PostgresStoreOptions {
-  /** Connections in this node's pool. */
-  poolSize: number;
-  /** Statement timeout on every pooled connection, in ms (0: none). */
-  statementTimeoutMs: number;
-  /** Where this node caches index segments on local disk; '' is `<dataDir>/pg-cache`. */
-  cacheDir: string;
-  /** Memory budget of the open index segments, in bytes (as the embedded store's). */
-  segmentCacheBytes: number;
-  /** A running job's lease: another node may take the job over this long after the last heartbeat. */
-  leaseMs: number;
-  /** How often the node running a job renews its lease. */
-  heartbeatMs: number;
-  /** How often the change feed is polled (the fallback when LISTEN is not available, and a safety net). */
-  pollMs: number;
-  /** LISTEN for changes on a dedicated connection (false: polling only, e.g. behind a pooler in transaction mode). */
-  listen: boolean;
-}
-
-export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
-  poolSize: 10,
-  statementTimeoutMs: 30_000,
-  cacheDir: '',
-  segmentCacheBytes: 128 * 1024 * 1024,
-  leaseMs: 30_000,
-  heartbeatMs: 5_000,
-  pollMs: 500,
-  listen: true,
-};
+export { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
 export interface PostgresStoreDeps {
   env: RuntimeEnv;

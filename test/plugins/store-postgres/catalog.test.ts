@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { ISO_MS } from '../../../core/testing/store-contracts/shared.ts';
 import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
-import { freshDatabaseUrl, pgStore } from './helpers.ts';
+import { nextChange, withStores } from './helpers.ts';
 import { waitFor } from './pg-node.ts';
 
 const lib = (id: string, extra: Record<string, unknown> = {}) => ({ id, title: `Title of ${id}`, source: { kind: 'upload', spec: { name: id } }, ...extra });
@@ -46,21 +46,7 @@ async function serve(store: PostgresStore, libraryId: string, version: string, t
 }
 
 describe('store-postgres catalog role on Debian PostgreSQL', { skip: postgresSkipReason() }, () => {
-  /** A fresh database and `n` open stores on it (two stores: two nodes). */
-  async function stores(n = 1, fn: (...s: PostgresStore[]) => Promise<void>): Promise<void> {
-    const url = await freshDatabaseUrl();
-    const made = [];
-    for (let i = 0; i < n; i++) made.push(await pgStore(url));
-    try {
-      for (const m of made) await m.store.open();
-      await fn(...made.map((m) => m.store));
-    } finally {
-      for (const m of made) {
-        await m.store.close();
-        await m.remove();
-      }
-    }
-  }
+  const stores = (n: number, fn: (...s: PostgresStore[]) => Promise<void>) => withStores(n, (_url, ...s) => fn(...s));
 
   test('upsertLibrary creates with defaults and updates descriptive fields, keeping createdAt and what the input leaves out', () =>
     stores(1, async (store) => {
@@ -232,7 +218,7 @@ describe('store-postgres catalog role on Debian PostgreSQL', { skip: postgresSki
     }));
 
   test('two stores on one database: records are cached per node and refreshed by the change feed', () =>
-    stores(2, async (a, b) => {
+    withStores(2, async (_url, a, b) => {
       await a.upsertLibrary(lib('/docs/shared', { description: 'first' }));
       assert.equal((await b.getLibrary('/docs/shared'))?.description, 'first');
       const loads = b.catalog.cache.stats.loads;
@@ -242,23 +228,29 @@ describe('store-postgres catalog role on Debian PostgreSQL', { skip: postgresSki
       assert.equal(b.catalog.cache.stats.loads, loads);
       assert.equal(b.catalog.cache.stats.reloads, reloads);
 
-      // B's change feed (notify.ts: LISTEN, polling as the fallback) tells it about A's write.
+      // B hears A's changes through its own change feed (notify.ts: LISTEN, polling as the fallback).
       const seen: unknown[][] = [];
       b.database.changes.on('change', (...args) => seen.push(args));
       await a.upsertLibrary(lib('/docs/shared', { description: 'second' }));
       assert.equal((await a.getLibrary('/docs/shared'))?.description, 'second', 'the writer sees its change at once');
       await waitFor(async () => (await b.getLibrary('/docs/shared'))?.description === 'second', 5_000, 'B reading it again once told');
       assert.ok(seen.some(([topic, id, node]) => topic === 'library' && id === '/docs/shared' && node === a.database.nodeId), JSON.stringify(seen));
-      // A job's state change through A shows on B's record.
+      await a.upsertLibrary(lib('/docs/shared', { description: 'third' }));
+      await waitFor(async () => (await b.getLibrary('/docs/shared'))?.description === 'third', 5_000, 'B reading the next change');
+      // A job's state change through A shows on B's record, once B hears of it.
+      const heard = () => nextChange(b, 'library', '/docs/shared');
+      let told = heard();
       const job = await a.createJob({ libraryId: '/docs/shared', version: '', kind: 'upload' });
-      await new Promise((r) => setTimeout(r, 200));
+      await told;
       assert.equal((await b.getLibrary('/docs/shared'))?.state, 'processing');
       await a.claimJob(job.id);
+      told = heard();
       await a.updateJob(job.id, { state: 'failed', error: { code: 'x', message: 'y' } });
-      await new Promise((r) => setTimeout(r, 200));
+      await told;
       assert.equal((await b.getLibrary('/docs/shared'))?.state, 'error');
+      told = heard();
       await a.deleteLibrary('/docs/shared');
-      await new Promise((r) => setTimeout(r, 200));
+      await told;
       assert.equal(await b.getLibrary('/docs/shared'), null);
       assert.deepEqual(await b.listLibraries(), []);
     }));

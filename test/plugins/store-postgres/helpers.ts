@@ -52,3 +52,32 @@ export function postgres<S>(pick: (store: PostgresStore) => S): MakeStore<S> {
     };
   };
 }
+
+/** A fresh database and `n` open stores on it (n nodes); all closed and removed after `fn`. */
+export async function withStores(n: number, fn: (url: string, ...stores: PostgresStore[]) => Promise<void>, options: Partial<PostgresStoreOptions> = {}): Promise<void> {
+  const url = await freshDatabaseUrl();
+  const made: Array<{ store: PostgresStore; remove(): Promise<void> }> = [];
+  try {
+    for (let i = 0; i < n; i++) made.push(await pgStore(url, options));
+    for (const m of made) await m.store.open();
+    await fn(url, ...made.map((m) => m.store));
+  } finally {
+    for (const m of made) {
+      await m.store.close();
+      await m.remove();
+    }
+  }
+}
+
+/** Resolves with the next change event of `store`'s feed that matches. */
+export function nextChange(store: PostgresStore, topic: string, id: string): Promise<void> {
+  return new Promise((resolve) => {
+    const on = (t: string, i: string) => {
+      if (t === topic && i === id) {
+        store.database.changes.off('change', on);
+        resolve();
+      }
+    };
+    store.database.changes.on('change', on);
+  });
+}
