@@ -5,10 +5,12 @@
  * cluster is stopped under the running store it answers 503 `database_unavailable` (and a
  * request that needs the database answers 503 too, never 500) while /api/health stays 200;
  * when the cluster is started again it recovers on its own, with no unhandled rejection. A
- * database that lacks a migration is 503 `database_not_migrated`.
+ * database that lacks a migration is 503 `database_not_migrated`. The same outage under a real
+ * `refdesk serve` process with DATABASE_URL: 503 while down, the process stays up, 200 after.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
@@ -20,6 +22,7 @@ import { memoryLogger } from '../store-embedded/helpers.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
 import { freshDatabaseUrl, pgStore, testCluster } from './helpers.ts';
 import { waitFor } from './pg-node.ts';
+import { makeDataDir, removeDataDir, startServer, stopAll } from '../../e2e/refdesk-process.ts';
 
 const LATEST = loadMigrations().at(-1)!.version;
 
@@ -39,6 +42,7 @@ describe('/api/ready on the PostgreSQL store (Debian PostgreSQL)', { skip: postg
     process.on('unhandledRejection', onUnhandled);
   });
   after(async () => {
+    await stopAll();
     process.off('unhandledRejection', onUnhandled);
     for (const s of servers) await new Promise((r) => s.close(r));
     for (const c of cleanups) await c();
@@ -132,6 +136,41 @@ describe('/api/ready on the PostgreSQL store (Debian PostgreSQL)', { skip: postg
     assert.equal(r.body.error, 'database_not_migrated');
     assert.equal(r.body.store.database, 'not_migrated');
     assert.match(r.body.store.error.message, new RegExp(`lacks schema version ${LATEST}: run \`refdesk db migrate\``));
+  });
+
+  test('refdesk serve on PostgreSQL: /api/ready 200, 503 while the cluster is down (the process stays up, /ping answers, a job list is 503), 200 again after', async () => {
+    const cluster = await testCluster();
+    const url = await freshDatabaseUrl();
+    const dataDir = makeDataDir('refdesk-pg-ready-');
+    cleanups.push(async () => removeDataDir(dataDir));
+    const server = await startServer(dataDir, 60_000, { DATABASE_URL: url, ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    try {
+      const ready = await get(server.base, '/api/ready');
+      assert.equal(ready.status, 200, JSON.stringify(ready.body));
+      assert.equal(ready.body.store.kind, 'postgres');
+      assert.equal(ready.body.store.database, 'ok');
+      const jobs = await fetch(`${server.base}/api/jobs`, { headers: server.adminAuth });
+      assert.equal(jobs.status, 200);
+      await cluster.halt();
+      try {
+        const down = await get(server.base, '/api/ready');
+        assert.equal(down.status, 503, JSON.stringify(down.body));
+        assert.equal(down.body.error, 'database_unavailable');
+        const list = await fetch(`${server.base}/api/jobs`, { headers: server.adminAuth });
+        assert.equal(list.status, 503, await list.clone().text());
+        assert.equal(((await list.json()) as { error: string }).error, 'database_unavailable');
+        assert.equal((await fetch(`${server.base}/ping`)).status, 200);
+        await new Promise((r) => setTimeout(r, 1500)); // the job runner, the feed and the pool meet the outage
+        assert.equal(server.child.exitCode, null, `the process is still running: ${server.stderr()}`);
+      } finally {
+        await cluster.restart();
+      }
+      await waitFor(async () => (await get(server.base, '/api/ready')).status === 200, 20_000, '/api/ready 200 again');
+      assert.equal((await fetch(`${server.base}/api/jobs`, { headers: server.adminAuth })).status, 200);
+      assert.doesNotMatch(server.stderr(), /unhandled|uncaught/i);
+    } finally {
+      await server.stop();
+    }
   });
 
   test('a closed store is not ready (no throw)', async () => {
