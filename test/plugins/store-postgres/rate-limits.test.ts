@@ -4,10 +4,15 @@
  * two limiters (server/access/rate-limit.ts), one per node, share one client's budget within the
  * stated tolerance (one flush batch per node) where two unshared ones give twice the limit. With
  * the database down the limiter fails open on its own count, and flushes what it kept once the
- * database is back.
+ * database is back. Two real `refdesk serve` processes on one database share an anonymous
+ * client's budget.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { RateLimitConfig } from '../../../core/config.ts';
 import { systemClock } from '../../../core/services.ts';
 import { PgRateLimits } from '../../../plugins/store-postgres/rate-limits.ts';
@@ -15,6 +20,7 @@ import { RateLimiter, rateLimitCountersOf } from '../../../server/access/rate-li
 import { postgresSkipReason, startPostgres, type TestPostgres } from '../../helpers/postgres.ts';
 import { testNodes } from './pg-node.ts';
 import { memoryLogger } from '../store-embedded/helpers.ts';
+import { makeDataDir, removeDataDir, startServer, stopAll, type RefdeskServer } from '../../e2e/refdesk-process.ts';
 
 const LIMIT = 100;
 const CONFIG: RateLimitConfig = { windowSeconds: 3600, anonymous: { requests: LIMIT }, defaultPlan: 'free', plans: { free: { requests: LIMIT } } };
@@ -33,9 +39,12 @@ describe('store-postgres shared rate limits on Debian PostgreSQL', { skip: postg
   before(async () => {
     server = await startPostgres();
   });
+  const dirs: string[] = [];
   after(async () => {
+    await stopAll();
     await nodes.closeAll();
     await server?.stop();
+    for (const d of dirs) removeDataDir(d);
   });
 
   const total = async (counters: PgRateLimits, client: string) => (await counters.addCounts([{ client, windowStart: windowNow(), count: 0 }]))[0].count;
@@ -150,6 +159,37 @@ describe('store-postgres shared rate limits on Debian PostgreSQL', { skip: postg
     b.consume('anon:198.51.100.1', rule);
     await b.flush();
     assert.equal(b.consume('anon:198.51.100.1', rule).allowed, false, 'another node sees them');
+  });
+
+  test('two refdesk serve processes on one database: what a client used on A is refused on B', async () => {
+    const url = await fresh();
+    const configDir = mkdtempSync(join(tmpdir(), 'refdesk-rl-config-'));
+    dirs.push(configDir);
+    const config = join(configDir, 'refdesk.yaml');
+    writeFileSync(config, 'extends: default\nrateLimits:\n  windowSeconds: 3600\n  anonymous:\n    requests: 5\n  defaultPlan: free\n  plans:\n    free:\n      requests: 600\n');
+    const env = { DATABASE_URL: url, ENCRYPTION_KEY: randomBytes(32).toString('base64'), REFDESK_CONFIG: config };
+    const started: RefdeskServer[] = [];
+    for (let i = 0; i < 2; i++) {
+      const dataDir = makeDataDir('refdesk-rl-node-');
+      dirs.push(dataDir);
+      started.push(await startServer(dataDir, 60_000, env));
+    }
+    const [a, b] = started;
+    const search = (node: RefdeskServer) => fetch(`${node.base}/api/v2/libs/search?libraryName=widgets&query=spinner`).then((r) => r.status);
+    try {
+      const onA: number[] = [];
+      for (let i = 0; i < 6; i++) onA.push(await search(a));
+      assert.deepEqual(onA, [200, 200, 200, 200, 200, 429], 'one node alone: the limit is exact');
+      // B's first request of the window is decided before B has read the shared count (the
+      // stated tolerance); it reads it at once, and from then on B refuses too.
+      const first = await search(b);
+      assert.ok(first === 200 || first === 429, String(first));
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(await search(b), 429, 'B knows what the client used on A');
+      assert.equal(await search(a), 429);
+    } finally {
+      for (const n of started) await n.stop();
+    }
   });
 
   test('a store without shared counters (embedded) gets a limiter that counts alone', () => {
