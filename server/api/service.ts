@@ -21,11 +21,12 @@ import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryNam
 import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
 import { getContext, toContextJson, toContextText, type ContextSearcher } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
-import { RateLimiter, rateLimitCountersOf, type RateLimitDecision } from '../access/rate-limit.ts';
+import { RateLimiter, type RateLimitDecision } from '../access/rate-limit.ts';
 import { applyPolicyPatch, decide, getPolicy, isRestrictive, setPolicy, type Policy } from '../access/policy.ts';
 import { getMcpRequireKey } from '../../core/settings.ts';
 import { createApiKey, type CreateApiKeyInput, type CreatedApiKey } from '../access/api-keys.ts';
 import type { JobRunner } from '../job-runner.ts';
+import { rateLimitCountersOf } from '../access/rate-limit.ts';
 import { ApiError } from './api-error.ts';
 import { authenticate, requireAdmin, requireKey, type HeaderBag, type Principal } from './auth.ts';
 import { libraryJson, type LibraryJson } from './library-json.ts';
