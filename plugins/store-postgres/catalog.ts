@@ -23,17 +23,25 @@ type LibraryLoader = (id: string | null) => Promise<LibraryRecord[]>;
 
 /**
  * The records in memory. A touch during a load leaves the touched id stale, so a change that
- * commits while a read is in flight is never lost.
+ * commits while a read is in flight is never lost. Everything is read again once `maxAgeMs` old:
+ * the bound on how long a change the feed never delivered (a node cut off for longer than the
+ * feed keeps its rows) can go unseen; when that reload fails, the records in memory are kept (and
+ * tried again `maxAgeMs` later), so a database outage does not take the catalog away.
  */
 export class PgCatalogCache {
   private records: Map<string, LibraryRecord> | null = null;
+  private loadedAt = 0;
   private sorted: readonly LibraryRecord[] | null = null;
   private readonly stale = new Set<string>();
   private loading: Promise<void> | null = null;
   /** Counts for tests and reports: full loads and single-library reloads. */
   readonly stats = { loads: 0, reloads: 0 };
 
-  constructor(private readonly load: LibraryLoader) {}
+  constructor(
+    private readonly load: LibraryLoader,
+    private readonly maxAgeMs = 5 * 60_000,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   async all(): Promise<LibraryRecord[]> {
     await this.refresh();
@@ -61,15 +69,27 @@ export class PgCatalogCache {
   private async refresh(): Promise<void> {
     // One refresh at a time; a read that arrives during one waits for it, then checks again.
     while (this.loading) await this.loading;
-    if (this.records && this.stale.size === 0) return;
-    this.loading = this.reload().finally(() => (this.loading = null));
+    const expired = this.records !== null && this.now() - this.loadedAt >= this.maxAgeMs;
+    if (this.records && !expired && this.stale.size === 0) return;
+    this.loading = this.reload(expired).finally(() => (this.loading = null));
     await this.loading;
   }
 
-  private async reload(): Promise<void> {
-    if (!this.records) {
+  private async reload(expired: boolean): Promise<void> {
+    if (!this.records || expired) {
+      const pending = [...this.stale];
       this.stale.clear();
-      const all = await this.load(null);
+      const at = this.now();
+      let all: LibraryRecord[];
+      try {
+        all = await this.load(null);
+      } catch (e) {
+        for (const id of pending) this.stale.add(id);
+        if (!this.records) throw e;
+        this.loadedAt = at;
+        return;
+      }
+      this.loadedAt = at;
       this.records = new Map(all.map((r) => [r.id, freezeLibraryRecord(r)]));
       this.sorted = null;
       this.stats.loads++;

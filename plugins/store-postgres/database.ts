@@ -12,8 +12,8 @@ import type pg from 'pg';
 import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
 import { createPool, isConnectionError, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
-import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 import { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
+import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 
 export { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 

@@ -44,7 +44,7 @@ export default definePlugin({
           }),
           listen: Type.Boolean({
             default: POSTGRES_STORE_DEFAULTS.listen,
-            description: 'LISTEN for other nodes\' changes on a dedicated connection; false behind a pooler in transaction mode (polling only).',
+            description: 'LISTEN for changes on a dedicated connection (false: polling only, e.g. behind a pooler in transaction mode).',
           }),
         },
         { additionalProperties: false },

@@ -17,7 +17,7 @@ export interface PostgresStoreOptions {
   leaseMs: number;
   /** How often the node running a job renews its lease. */
   heartbeatMs: number;
-  /** How often the change feed is polled (the fallback when LISTEN is not available, and a safety net: notify.ts). */
+  /** How often the change feed is polled (the fallback when LISTEN is not available, and a safety net). */
   pollMs: number;
   /** LISTEN for changes on a dedicated connection (false: polling only, e.g. behind a pooler in transaction mode). */
   listen: boolean;

@@ -69,11 +69,11 @@ export async function withStores(n: number, fn: (url: string, ...stores: Postgre
   }
 }
 
-/** Resolves with the next change event of `store`'s feed that matches. */
-export function nextChange(store: PostgresStore, topic: string, id: string): Promise<void> {
+/** Resolves with the next change event of `store`'s feed that matches (from `node` when given). */
+export function nextChange(store: PostgresStore, topic: string, id: string, node?: string): Promise<void> {
   return new Promise((resolve) => {
-    const on = (t: string, i: string) => {
-      if (t === topic && i === id) {
+    const on = (t: string, i: string, n: string) => {
+      if (t === topic && i === id && (node === undefined || n === node)) {
         store.database.changes.off('change', on);
         resolve();
       }

@@ -2,8 +2,7 @@
  * What each node of the PostgreSQL store keeps in memory for per-request reads (API keys by
  * hash, settings), on Debian's PostgreSQL server with two stores on one database (two nodes):
  * repeated reads cost no query; a write on one node reaches the other through the change feed
- * (notify.ts), revoked keys and changed settings included; with the feed turned off, a node
- * keeps what it read.
+ * (notify.ts: LISTEN, polling as the fallback), revoked keys and changed settings included.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,19 +60,4 @@ describe('store-postgres per-node caches on Debian PostgreSQL', { skip: postgres
       await told;
       assert.equal(await b.getSetting('mcp.requireKey'), undefined);
     }));
-
-  test('without the change feed, a node keeps what it read (what notify.ts and polling are for)', () =>
-    withStores(
-      2,
-      async (_url, a, b) => {
-        await a.setSetting('mcp.requireKey', false);
-        assert.equal(await b.getSetting('mcp.requireKey'), false);
-        await a.setSetting('mcp.requireKey', true);
-        assert.equal(await b.getSetting('mcp.requireKey'), false, 'B was not told');
-        b.database.changes.emit('change', 'settings', 'mcp.requireKey', a.database.nodeId);
-        assert.equal(await b.getSetting('mcp.requireKey'), true);
-      },
-      // The feed off: no LISTEN, polling once an hour.
-      { listen: false, pollMs: 3_600_000 },
-    ));
 });
