@@ -45,6 +45,14 @@ export function assembleContext(hits: readonly SearchHit[], query: string, budge
   const terms = new Set(tokenize(query));
   const top = units[0].score;
   const seen = new Set<string>();
+  // Each member's key once (a whitespace-normalised copy of its text): asked when the unit is
+  // filtered and again for what it keeps.
+  const keys = new Map<StoredSnippet, string>();
+  const contentKey = (s: StoredSnippet) => {
+    let key = keys.get(s);
+    if (key === undefined) keys.set(s, (key = contentKeyOf(s)));
+    return key;
+  };
   const out: ContextSnippet[] = [];
   let used = 0;
   let misses = 0;
@@ -149,7 +157,7 @@ function groupUnits(hits: readonly SearchHit[]): Unit[] {
   return units;
 }
 
-function contentKey(s: StoredSnippet): string {
+function contentKeyOf(s: StoredSnippet): string {
   return s.type === 'code' ? 'c:' + s.code.replace(/\s+/g, ' ').trim() : 'i:' + s.content.replace(/\s+/g, ' ').trim();
 }
 

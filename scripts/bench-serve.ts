@@ -22,6 +22,13 @@
  *   npm run bench:serve [-- --corpora koa,python] [--skip-ingest --data-dir DIR] [--requests 200]
  *                       [--seconds 10] [--timeout-ms 20] [--starts 3]
  *
+ * Before and after, alternated in one window (the serving figures only: sequential latency,
+ * server CPU per request, throughput at concurrency 16 beside the bare Koa route), the other
+ * checkout's bin/refdesk.js ("before", built with `npm run build` there) against this one's
+ * ("after"), on one data directory, in the order before/after, after/before, ...:
+ *
+ *   npm run bench:serve -- --skip-ingest --data-dir DIR --compare OTHER_CHECKOUT [--rounds 4]
+ *
  * Timings depend on the machine's load: the JSON carries `uptime`'s load averages before and after.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -52,6 +59,8 @@ const { values } = parseArgs({
     'timeout-ms': { type: 'string', default: '20' },
     starts: { type: 'string', default: '3' },
     keep: { type: 'boolean', default: false },
+    compare: { type: 'string' },
+    rounds: { type: 'string', default: '4' },
   },
 });
 
@@ -71,6 +80,7 @@ if (wanted) {
   if (unknown.length) fail(`unknown corpora: ${unknown.join(', ')} (MANIFEST.json lists ${manifest.corpora.map((c) => c.name).join(', ')})`);
 }
 if (corpora.length === 0) fail('no corpora selected');
+if (values.compare && !values['skip-ingest']) fail('--compare needs --skip-ingest --data-dir DIR (both checkouts serve the same data)');
 if (values['skip-ingest'] && !values['data-dir']) fail('--skip-ingest needs --data-dir DIR (a data directory a previous run filled; run with --keep to keep it)');
 const largest = [...corpora].sort((a, b) => b.bytes - a.bytes)[0];
 const libraryIdOf = (c: Corpus) => `/docs/${c.name}`;
@@ -158,9 +168,9 @@ function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.Proces
   return e;
 }
 
-function refdesk(args: string[], dataDir: string): { ms: number; stdout: string; stderr: string } {
+function refdesk(args: string[], dataDir: string, bin = BIN): { ms: number; stdout: string; stderr: string } {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, env: env(dataDir), encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, env: env(dataDir), encoding: 'utf8', maxBuffer: 64 << 20 });
   const ms = performance.now() - t0;
   if (r.status !== 0) fail(`refdesk ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
   return { ms, stdout: r.stdout, stderr: r.stderr };
@@ -184,10 +194,10 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(dataDir: string, extra: Record<string, string> = {}): Promise<Server> {
+async function startServer(dataDir: string, extra: Record<string, string> = {}, bin = BIN): Promise<Server> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: env(dataDir, { PORT: String(port), REFDESK_DEBUG_EVENT_LOOP: '1', ...extra }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve'], { cwd: ROOT, env: env(dataDir, { PORT: String(port), REFDESK_DEBUG_EVENT_LOOP: '1', ...extra }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   child.stdout!.resume();
@@ -274,7 +284,99 @@ async function hammer(concurrency: number, seconds: number, nextUrl: () => strin
 // The run
 // ---------------------------------------------------------------------------------------------
 
+interface CompareRun {
+  round: number;
+  sequential: ReturnType<typeof stats>;
+  sequentialCpuMsPerRequest: number;
+  rps16: number;
+  errors16: number;
+  cpuMsPerRequest16: number;
+  bareKoaRps: number;
+  share: number;
+  load: { before: number[]; after: number[] };
+}
+
+/**
+ * --compare: the serving figures of two checkouts on one data directory, alternated so that both
+ * see the same load (before/after, after/before, ...), with the load average of each run.
+ */
+async function compareServing(dataDir: string, otherRoot: string): Promise<void> {
+  const variants = { before: join(resolve(otherRoot), 'bin', 'refdesk.js'), after: BIN };
+  if (!existsSync(variants.before)) fail(`--compare: no bin/refdesk.js in ${otherRoot}`);
+  const key = /rdk_[A-Za-z0-9_-]+/.exec(refdesk(['keys', 'create', '--name', 'bench-serve', '--plan', 'pro'], dataDir).stdout)?.[0];
+  if (!key) fail('could not create an API key');
+  const auth = { authorization: `Bearer ${key}` };
+  const questions = headingQuestions(largest);
+  const runs: Record<'before' | 'after', CompareRun[]> = { before: [], after: [] };
+  const rounds = positiveInt('rounds');
+  for (let pass = 0; pass < rounds; pass++) {
+    for (const name of pass % 2 === 0 ? (['before', 'after'] as const) : (['after', 'before'] as const)) {
+      const server = await startServer(dataDir, {}, variants[name]);
+      try {
+        for (const c of corpora) await timed(contextUrl(server.base, c, benchQuestions(c)[0] ?? headingQuestions(c)[0]), auth);
+        // The same questions for both variants, a different one each request.
+        let qi = 0;
+        const next = () => contextUrl(server.base, largest, questions[qi++ % questions.length] + (qi > questions.length ? ` ${Math.floor(qi / questions.length)}` : ''));
+        const loadBefore = load();
+        const seq: number[] = [];
+        const cpu0 = cpuMs(server.child.pid!);
+        let sample: { body: Buffer; type: string } | null = null;
+        for (let i = 0; i < REQUESTS; i++) {
+          const r = await timed(next(), auth);
+          if (r.status !== 200) fail(`${name}: context ${r.status} ${r.body.toString().slice(0, 300)}`);
+          seq.push(r.ms);
+          sample ??= r;
+        }
+        const seqCpu = round((cpuMs(server.child.pid!) - cpu0) / REQUESTS, 2);
+        const cpu1 = cpuMs(server.child.pid!);
+        const c16 = await hammer(16, SECONDS, next, auth);
+        const c16Cpu = round((cpuMs(server.child.pid!) - cpu1) / Math.max(1, c16.requests), 2);
+        const bare = await bareKoaRun(sample!);
+        const entry: CompareRun = { round: pass + 1, sequential: stats(seq), sequentialCpuMsPerRequest: seqCpu, rps16: c16.rps, errors16: c16.errors, cpuMsPerRequest16: c16Cpu, bareKoaRps: bare.rps, share: round(c16.rps / bare.rps, 3), load: { before: loadBefore, after: load() } };
+        runs[name].push(entry);
+        log(`${name} (round ${pass + 1}/${rounds}, ${server.runtime}): ${JSON.stringify(entry)}`);
+      } finally {
+        await server.stop();
+      }
+    }
+  }
+  const median = (name: 'before' | 'after', pick: (r: CompareRun) => number) => round(percentile(runs[name].map(pick), 50), 3);
+  const summary = Object.fromEntries(
+    (['before', 'after'] as const).map((n) => [
+      n,
+      {
+        p50: median(n, (r) => r.sequential.p50),
+        p99: median(n, (r) => r.sequential.p99),
+        sequentialCpuMsPerRequest: median(n, (r) => r.sequentialCpuMsPerRequest),
+        rps16: median(n, (r) => r.rps16),
+        cpuMsPerRequest16: median(n, (r) => r.cpuMsPerRequest16),
+        share: median(n, (r) => r.share),
+      },
+    ]),
+  );
+  process.stdout.write(JSON.stringify({ machine: { cpus: (await import('node:os')).cpus().length, node: process.version }, library: libraryIdOf(largest), requests: REQUESTS, seconds: SECONDS, before: variants.before, after: variants.after, summary, runs }, null, 2) + '\n');
+}
+
+/** A bare Koa route serving a real answer's bytes from memory, at concurrency 16 for SECONDS. */
+async function bareKoaRun(sample: { body: Buffer; type: string }) {
+  const bare = new Koa();
+  bare.use((ctx) => {
+    ctx.type = sample.type;
+    ctx.body = sample.body;
+  });
+  const bareServer = createServer(bare.callback());
+  await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', () => r()));
+  const bareBase = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+  let i = 0;
+  try {
+    return await hammer(16, SECONDS, () => `${bareBase}/api/v2/context?q=${i++}`);
+  } finally {
+    await new Promise<void>((r) => bareServer.close(() => r()));
+  }
+}
+
 async function main() {
+  if (values.compare) return compareServing(resolve(values['data-dir']!), values.compare);
   const result: Record<string, unknown> = {
     machine: { cpus: (await import('node:os')).cpus().length, node: process.version, loadBefore: load() },
     corpora: corpora.map((c) => c.name),
@@ -357,19 +459,10 @@ async function main() {
       log(`sequential: ${JSON.stringify(stats(seq))}`);
 
       // Throughput at concurrency 16 beside a bare Koa route serving a real answer from memory.
-      const bare = new Koa();
-      bare.use((ctx) => {
-        ctx.type = sample!.type;
-        ctx.body = sample!.body;
-      });
-      const bareServer = createServer(bare.callback());
-      await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', () => r()));
-      const bareBase = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
       const hammerCpu0 = cpuMs(server.child.pid!);
       const refdeskRun = await hammer(16, SECONDS, () => contextUrl(server.base, largest, nextQuestion()), auth);
       const refdeskCpuMsPerRequest = round((cpuMs(server.child.pid!) - hammerCpu0) / Math.max(1, refdeskRun.requests), 2);
-      const bareRun = await hammer(16, SECONDS, () => `${bareBase}/api/v2/context?q=${qi++}`);
-      await new Promise<void>((r) => bareServer.close(() => r()));
+      const bareRun = await bareKoaRun(sample!);
       result.throughput16 = { refdesk: { ...refdeskRun, serverCpuMsPerRequest: refdeskCpuMsPerRequest }, bareKoa: bareRun, share: round(refdeskRun.rps / bareRun.rps, 3), answerBytes: sample!.body.length, load: load() };
       log(`throughput: refdesk ${refdeskRun.rps} rps, bare ${bareRun.rps} rps`);
 

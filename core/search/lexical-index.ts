@@ -225,6 +225,8 @@ class IndexView {
   private readonly decoder = new TextDecoder();
   /** The position of a snippet id in `ids`. */
   private readonly positionOf: (id: number) => number;
+  /** sectionKeyOf's answers by section, made when first asked. */
+  private readonly sectionKeys: Array<string | undefined> = [];
 
   constructor(readonly data: IndexData) {
     this.nsec = data.pageOf.length;
@@ -279,7 +281,9 @@ class IndexView {
     const i = this.positionOf(id);
     if (i < 0) return undefined;
     const sec = this.sectionAt(i);
-    return sectionKey({ sourcePath: this.data.pagePaths[this.data.pageOf[sec]], breadcrumb: this.crumbsOf(sec) });
+    // Asked for each of a question's 200 candidates: each section's key is made once (its
+    // breadcrumb parsed from JSON), then kept with the index.
+    return (this.sectionKeys[sec] ??= sectionKey({ sourcePath: this.data.pagePaths[this.data.pageOf[sec]], breadcrumb: this.crumbsOf(sec) }));
   }
 
   /** The section holding snippet position i (secStart is ascending). */

@@ -7,6 +7,7 @@ import { duplicateApiKey, validateApiKeyInput } from '../../core/store-admin-rul
 import { insertAudit, insertSession, patchSession, readAdminAccount, removeSessions, selectAudit, selectSession, writeAdminAccount } from './auth-tables.ts';
 import { EmbeddedRole } from './database.ts';
 import { all, get, run, str, strOrNull, type Row } from './sqlite.ts';
+import { memoRead } from './read-memo.ts';
 
 export class EmbeddedApiKeys extends EmbeddedRole implements ApiKeyStore {
   async createApiKey(input: ApiKeyInput): Promise<ApiKeyRecord> {
@@ -27,7 +28,9 @@ export class EmbeddedApiKeys extends EmbeddedRole implements ApiKeyStore {
   }
 
   async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const row = get(this.requireDb(), 'SELECT * FROM api_keys WHERE hash = ?', [String(hash)]);
+    // Every API request asks this: answered from memory until the database changes (read-memo.ts).
+    const db = this.requireDb();
+    const row = memoRead(db, `api_keys.hash\0${hash}`, () => get(db, 'SELECT * FROM api_keys WHERE hash = ?', [String(hash)]) ?? null);
     return row ? toApiKeyRecord(row) : null;
   }
 

@@ -43,6 +43,7 @@ import {
   writePack,
 } from './build-pack.ts';
 import { all, get, num, parseJson, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
+import { memoRead } from './read-memo.ts';
 
 const SNIPPET_COLUMNS =
   'id, seq, type, title, description, language, code, content, breadcrumb, page_title, source_path, source_url, anchor, line_start, line_end, tokens';
@@ -343,11 +344,15 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
 
   async segmentFile(libraryId: string, version: string): Promise<SegmentFileRef | null> {
     const db = this.requireDb();
-    const buildId = this.servedBuildId(libraryId, version);
-    const row = get(db, 'SELECT segment_file, segment_checksum FROM builds WHERE id = ?', [buildId]);
-    const file = row ? strOrNull(row.segment_file) : null;
-    if (!file) return null;
-    return { buildId, path: join(this.segmentDir, file), checksum: strOrNull(row!.segment_checksum) };
+    // Asked by every question the search workers answer: from memory until the database changes
+    // (read-memo.ts); a version that serves nothing throws, and is read again next time.
+    const ref = memoRead(db, `segment\0${libraryId}\0${version}`, () => {
+      const buildId = this.servedBuildId(libraryId, version);
+      const row = get(db, 'SELECT segment_file, segment_checksum FROM builds WHERE id = ?', [buildId]);
+      const file = row ? strOrNull(row.segment_file) : null;
+      return file ? { buildId, path: join(this.segmentDir, file), checksum: strOrNull(row!.segment_checksum) } : null;
+    });
+    return ref && { ...ref };
   }
 
   /** The index segment of a served build: open, opened from its file, or rebuilt. */

@@ -6,7 +6,8 @@ import { sortVersionsNewestFirst } from '../../core/version-order.ts';
 import type { EmbeddedBuilds } from './builds.ts';
 import { CatalogCache } from './catalog-cache.ts';
 import { EmbeddedRole, type EmbeddedDatabase } from './database.ts';
-import { all, get, num, parseJson, run, str, strOrNull, transaction, type Row } from './sqlite.ts';
+import { all, get, num, parseJson, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
+import { memoRead } from './read-memo.ts';
 
 export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
   /** The library records in memory (catalog-cache.ts); every write of a library's rows touches it (`touch`). */
@@ -190,6 +191,11 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
 
   async listVersions(libraryId: string): Promise<VersionRecord[]> {
     const db = this.requireDb();
+    // Every context question's ETag reads them: from memory until the database changes (read-memo.ts).
+    return memoRead(db, `versions\0${libraryId}`, () => this.readVersions(db, libraryId)).map((r) => ({ ...r }));
+  }
+
+  private readVersions(db: Database, libraryId: string): VersionRecord[] {
     const names = all(
       db,
       `SELECT version FROM versions WHERE library_id = ?1
@@ -208,6 +214,11 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
    */
   versionRecord(libraryId: string, version: string): VersionRecord | null {
     const db = this.requireDb();
+    const record = memoRead(db, `version\0${libraryId}\0${version}`, () => this.readVersionRecord(db, libraryId, version));
+    return record ? { ...record } : null;
+  }
+
+  private readVersionRecord(db: Database, libraryId: string, version: string): VersionRecord | null {
     if (!get(db, 'SELECT 1 AS x FROM libraries WHERE id = ?', [libraryId])) return null;
     const row = get(db, 'SELECT * FROM versions WHERE library_id = ? AND version = ?', [libraryId, version]);
     const activeBuildId = row ? strOrNull(row.active_build_id) : null;
@@ -254,7 +265,10 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
   }
 
   async resolveLibraryAlias(id: string): Promise<string | null> {
-    const row = get(this.requireDb(), 'SELECT target FROM library_aliases WHERE alias = ?', [String(id)]);
-    return row ? str(row.target) : null;
+    const db = this.requireDb();
+    return memoRead(db, `alias\0${id}`, () => {
+      const row = get(db, 'SELECT target FROM library_aliases WHERE alias = ?', [String(id)]);
+      return row ? str(row.target) : null;
+    });
   }
 }

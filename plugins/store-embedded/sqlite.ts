@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import initSqlJs from 'sql.js';
 import type { BindParams, Database, SqlJsStatic, SqlValue } from 'sql.js';
+import { noteWrite } from './read-memo.ts';
 
 export type { Database, SqlValue };
 export type Row = Record<string, SqlValue>;
@@ -49,8 +50,12 @@ export function get(db: Database, sql: string, params: BindParams = []): Row | u
 
 /** Runs one statement; returns the number of rows it changed. */
 export function run(db: Database, sql: string, params: BindParams = []): number {
-  db.run(sql, params);
-  return db.getRowsModified();
+  try {
+    db.run(sql, params);
+    return db.getRowsModified();
+  } finally {
+    noteWrite(db); // what was read before may have changed (read-memo.ts)
+  }
 }
 
 /** Runs `fn` in one transaction: committed when it returns, rolled back when it throws. */
@@ -58,12 +63,17 @@ export function transaction<T>(db: Database, fn: () => T): T {
   db.run('BEGIN');
   let result: T;
   try {
-    result = fn();
-  } catch (err) {
-    db.run('ROLLBACK');
-    throw err;
+    try {
+      result = fn();
+    } catch (err) {
+      db.run('ROLLBACK');
+      throw err;
+    }
+    db.run('COMMIT');
+  } finally {
+    // Statements prepared inside fn write too; whatever was read inside the transaction is stale.
+    noteWrite(db);
   }
-  db.run('COMMIT');
   return result;
 }
 
