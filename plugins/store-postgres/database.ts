@@ -163,6 +163,11 @@ export abstract class PgRole {
     return this.database.now();
   }
 
+  /** Throws unless the store is open (reads answered from memory must fail after close too). */
+  protected requireOpen(): void {
+    void this.database.pool;
+  }
+
   protected query<R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
     return this.database.query<R>(sql, params);
   }
