@@ -600,6 +600,8 @@ export interface JobQueue {
   watchJobs(listener: (jobId: string) => void): () => void;
   /** Queues again the running jobs whose lease expired (with a line in their log); returns how many. */
   sweepExpiredLeases(): Promise<number>;
+  /** How long a lease lasts, how often a holder must renew it, and how often a runner looks for work (ms). */
+  leaseTiming(): { leaseMs: number; heartbeatMs: number; pollMs: number };
 }
 
 /** The job queue: ingest jobs, their claims by runners, and their logs. */

@@ -18,7 +18,7 @@ export interface StoreRoleInterfaces {
 }
 
 /** The optional shared-queue methods of the jobs role (JobQueue). */
-const JOB_QUEUE_METHODS = ['claimNextJob', 'renewLease', 'releaseJob', 'requestCancel', 'watchJobs', 'sweepExpiredLeases'] as const satisfies readonly (keyof JobQueue)[];
+const JOB_QUEUE_METHODS = ['claimNextJob', 'renewLease', 'releaseJob', 'requestCancel', 'watchJobs', 'sweepExpiredLeases', 'leaseTiming'] as const satisfies readonly (keyof JobQueue)[];
 
 /** Every method of every role, by role. */
 export const STORE_ROLE_METHODS = {

@@ -49,6 +49,7 @@ export class PostgresStore implements StoreLifecycle {
   }
 
   async close(): Promise<void> {
+    this.jobs.stop(); // no lease renewed after this
     await this.database.close();
   }
 }
