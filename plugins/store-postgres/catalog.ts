@@ -132,7 +132,7 @@ export class PgCatalog extends PgRole implements CatalogStore {
     // Fields the input leaves out keep their stored value on update (defaults on insert).
     await this.query(
       `INSERT INTO libraries (id, title, description, branch, source_kind, source_spec, stars, trust_score, benchmark_score, created_at, updated_at)
-       VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, ''), $5, $6::jsonb, COALESCE($7, 0), COALESCE($8, 0), COALESCE($9, 0), $10, $10)
+       VALUES ($1, $2, COALESCE($3::text, ''), COALESCE($4::text, ''), $5, $6::jsonb, COALESCE($7::float8, 0), COALESCE($8::float8, 0), COALESCE($9::float8, 0), $10, $10)
        ON CONFLICT (id) DO UPDATE SET
          title = EXCLUDED.title,
          description = COALESCE($3, libraries.description),

@@ -5,3 +5,5 @@
 ALTER TABLE jobs ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
 ALTER TABLE builds ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
 CREATE INDEX jobs_newest_by_library ON jobs (library_id, version, created_at DESC, seq DESC);
+-- API keys are listed oldest first; two keys made in the same millisecond keep their order.
+ALTER TABLE api_keys ADD COLUMN seq bigint GENERATED ALWAYS AS IDENTITY;
