@@ -17,7 +17,7 @@ import { JobRunner, sharedJobQueue } from '../../server/job-runner.ts';
 import type { PostgresStore } from '../../plugins/store-postgres/store.ts';
 import { listenOnLoopback } from '../helpers/listen.ts';
 import { postgresSkipReason, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-import { openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
+import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 import { memoryLogger } from '../plugins/store-embedded/helpers.ts';
 
 const LEASE = { leaseMs: 1500, heartbeatMs: 300, pollMs: 200 };
@@ -127,6 +127,12 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
   test('the runner uses the shared queue of the PostgreSQL store (and not of the embedded one)', async () => {
     const [a] = await twoNodes();
     assert.ok(sharedJobQueue(a.store));
+    const embedded = await openTestKernel({ prefix: 'refdesk-emb-runner-', plugins: BASE_PLUGINS });
+    try {
+      assert.equal(sharedJobQueue(embedded.kernel.store), null);
+    } finally {
+      await embedded.close();
+    }
   });
 
   test('10 jobs added through one node, two runners: each job runs exactly once, both nodes run some, all succeed', async () => {
