@@ -13,7 +13,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobRecord, JobState } from '../../core/contracts.ts';
 import { addLibrary } from '../../core/ingest.ts';
-import { JobRunner, sharedJobQueue } from '../../server/job-runner.ts';
+import { JobRunner, sharedJobQueue, type JobEvent } from '../../server/job-runner.ts';
 import type { PostgresStore } from '../../plugins/store-postgres/store.ts';
 import { listenOnLoopback } from '../helpers/listen.ts';
 import { postgresSkipReason, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
@@ -194,6 +194,29 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
     const lines = (await b.store.getJobLog(job.id)).map((l) => l.message);
     assert.equal(lines.filter((l) => l.startsWith('finalized:')).length, 1, 'one finalize in the log');
     assert.ok(!lines.some((l) => l.startsWith('failed:')), `no failure line from A: ${lines.join(' | ')}`);
+  });
+
+  test("a watcher on another node follows the job through the store: its log lines as they are written, and its end", async () => {
+    const [a, b] = await twoNodes();
+    await b.runner.stop();
+    const path = '/watched.txt';
+    holdFirst.add(path);
+    const job = await add(a, 'watched.txt');
+    await until('A reads the source', async () => held.get(path)?.length === 1);
+    const b2 = new JobRunner(b.tk.kernel);
+    nodes.push({ ...b, runner: b2 });
+    const events: JobEvent[] = [];
+    const off = b2.subscribe(job.id, (e) => events.push(e));
+    await sleep(LEASE.pollMs * 2);
+    release(path);
+    const end = await until('the end event on B', async () => events.find((e) => e.type === 'end'));
+    off();
+    assert.equal(end.type === 'end' && end.job.state, 'succeeded');
+    const lines = events.flatMap((e) => (e.type === 'log' ? [e.entry.message] : []));
+    assert.ok(lines.some((l) => l.startsWith('finalized:')), `B heard the lines written on A after it subscribed: ${lines.join(' | ')}`);
+    assert.ok(!lines.some((l) => l.startsWith('started:')), 'lines from before the subscription are not sent again (the route sent them)');
+    const seqs = events.flatMap((e) => (e.type === 'log' ? [e.entry.seq] : []));
+    assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y));
   });
 
   test('cancel through the other node stops a job running on this one', async () => {
