@@ -101,6 +101,22 @@ async function add(n: Node, name: string): Promise<JobRecord> {
   return job;
 }
 
+/**
+ * Two nodes and a job running on A, its source read held (`path`); B's runner is made only now
+ * (`b2`, not started), so A took the job. B's own first runner is stopped.
+ */
+async function jobHeldOnA(name: string): Promise<{ a: Node; b: Node; b2: JobRunner; job: JobRecord; path: string }> {
+  const [a, b] = await twoNodes();
+  await b.runner.stop();
+  const path = `/${name}`;
+  holdFirst.add(path);
+  const job = await add(a, name);
+  await until('A reads the source', async () => held.get(path)?.length === 1);
+  const b2 = new JobRunner(b.tk.kernel);
+  nodes.push({ ...b, runner: b2 });
+  return { a, b, b2, job, path };
+}
+
 describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgresSkipReason() }, () => {
   before(async () => {
     cluster = await startPostgres();
@@ -158,19 +174,11 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
   });
 
   test('a node that stops renewing its lease loses the job: the other node completes it after leaseMs; the stale node cannot finalize', async () => {
-    const [a, b] = await twoNodes();
-    // B waits until A has claimed the job: B's runner is stopped and started again below.
-    await b.runner.stop();
-    const path = '/stale.txt';
-    holdFirst.add(path);
-    const job = await add(a, 'stale.txt');
-    await until('A reads the source', async () => held.get(path)?.length === 1);
+    const { a, b, b2, job, path } = await jobHeldOnA('stale.txt');
     assert.equal((await a.store.database.query('SELECT claimed_by FROM jobs WHERE id = $1', [job.id]))[0].claimed_by, a.store.database.nodeId);
     // A dead node, as far as the database can tell: its runner believes its renewals succeed, but none reaches the database.
     (a.store as unknown as { renewLease: () => Promise<{ held: boolean; cancelRequested: boolean }> }).renewLease = async () => ({ held: true, cancelRequested: false });
     const startedAt = Date.now();
-    const b2 = new JobRunner(b.tk.kernel);
-    nodes.push({ ...b, runner: b2 });
     await b2.resumeQueued();
     // B sweeps the expired lease, claims the job and reads the source again (read 2), unheld.
     const done = await jobIn(b, job.id, ['succeeded', 'failed']);
@@ -197,14 +205,7 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
   });
 
   test("a watcher on another node follows the job through the store: its log lines as they are written, and its end", async () => {
-    const [a, b] = await twoNodes();
-    await b.runner.stop();
-    const path = '/watched.txt';
-    holdFirst.add(path);
-    const job = await add(a, 'watched.txt');
-    await until('A reads the source', async () => held.get(path)?.length === 1);
-    const b2 = new JobRunner(b.tk.kernel);
-    nodes.push({ ...b, runner: b2 });
+    const { b2, job, path } = await jobHeldOnA('watched.txt');
     const events: JobEvent[] = [];
     const off = b2.subscribe(job.id, (e) => events.push(e));
     await sleep(LEASE.pollMs * 2);
@@ -220,14 +221,7 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
   });
 
   test('cancel through the other node stops a job running on this one', async () => {
-    const [a, b] = await twoNodes();
-    await b.runner.stop();
-    const path = '/cancel-me.txt';
-    holdFirst.add(path);
-    const job = await add(a, 'cancel-me.txt');
-    await until('A reads the source', async () => held.get(path)?.length === 1);
-    const b2 = new JobRunner(b.tk.kernel);
-    nodes.push({ ...b, runner: b2 });
+    const { a, b2, job } = await jobHeldOnA('cancel-me.txt');
     const ended = await b2.cancel(job.id);
     assert.equal(ended.state, 'failed');
     assert.equal(ended.error?.code, 'cancelled');
