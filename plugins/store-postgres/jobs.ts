@@ -54,6 +54,8 @@ const PLUS_MS = (param: string) => `clock_timestamp() + ${param}::double precisi
 
 export class PgJobs extends PgRole implements JobStore, JobQueue {
   private readonly held = new Map<string, HeldJob>();
+  /** The last log append of each job still being written (settled: never rejects). */
+  private readonly appending = new Map<string, Promise<void>>();
   private keepAliveTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -101,6 +103,7 @@ export class PgJobs extends PgRole implements JobStore, JobQueue {
   }
 
   async updateJob(id: string, patch: { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] }): Promise<JobRecord> {
+    await this.appending.get(String(id));
     const fence = this.fence(String(id), 2);
     const { record, before } = await this.tx(async (c) => {
       const [row] = (await c.query(`SELECT * FROM jobs WHERE id = $1${fence.sql} FOR UPDATE`, [String(id), ...fence.params])).rows;
@@ -307,7 +310,21 @@ export class PgJobs extends PgRole implements JobStore, JobQueue {
     return { sql: ` AND claimed_by = $${firstParam} AND attempts = $${firstParam + 1}`, params: [this.database.nodeId, held.attempt], held };
   }
 
+  /**
+   * Appends a line. Appends to one job are written in the order they were made, and a later
+   * updateJob of the job waits for them: a watcher that sees the job end has its whole log (the
+   * ingest does not wait for its log lines).
+   */
   async appendJobLog(id: string, level: LogLevel, message: string): Promise<void> {
+    const before = this.appending.get(id) ?? Promise.resolve();
+    const mine = before.then(() => this.appendNow(id, level, message));
+    const settled = mine.catch(() => {});
+    this.appending.set(id, settled);
+    void settled.then(() => this.appending.get(id) === settled && this.appending.delete(id));
+    return mine;
+  }
+
+  private async appendNow(id: string, level: LogLevel, message: string): Promise<void> {
     // A node that lost the job writes nothing more to its log (the node running it now does).
     const fence = this.fence(String(id), 6);
     const params = [String(id), this.now(), LOG_LEVELS.includes(level) ? level : 'info', String(message), JOB_LOG_LIMIT, ...fence.params];

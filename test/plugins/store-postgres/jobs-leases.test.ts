@@ -213,11 +213,13 @@ describe('PostgreSQL store: the shared job queue', { skip: postgresSkipReason() 
   });
 
   test('a job claimed by id (no runner) has its lease renewed by the store while it runs; released jobs go back to the queue', async () => {
-    const { stores } = await nodes(2);
+    // A longer lease: at least one of its renewals must land in time on a loaded machine.
+    const long = { ...LEASE, leaseMs: 3000 };
+    const { stores } = await nodes(2, long);
     const [a, b] = stores;
     const [byId, next] = await queued(a, 2);
     assert.equal((await a.claimJob(byId.id))?.state, 'running');
-    await sleep(LEASE.leaseMs + 600);
+    await sleep(long.leaseMs + 600);
     assert.equal(await b.sweepExpiredLeases!(), 0, 'the store kept renewing it');
     assert.equal((await b.getJob(byId.id))?.state, 'running');
     await a.updateJob(byId.id, { state: 'succeeded' });
