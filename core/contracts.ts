@@ -614,7 +614,7 @@ export interface BuildStore {
  * queued job and holds it under a lease that it renews (heartbeat) while the job runs; a job
  * whose lease expires (its node died or stopped renewing) goes back to the queue, its unfinished
  * build discarded, and another node runs it. While this node holds a job, the store refuses its
- * writes to that job and its build once the lease is lost (error `lease_lost`), so a stale node
+ * writes to that job and its build once the lease is lost (`library_busy`; a build by a failed finalize), so a stale node
  * never overwrites the result of the node that took the job over. Lease times are the database's.
  */
 export interface JobQueue {
