@@ -613,8 +613,8 @@ export interface BuildStore {
  * store; the embedded store has none: its one process runs its jobs). A node claims the oldest
  * queued job and holds it under a lease that it renews (heartbeat) while the job runs; a job
  * whose lease expires (its node died or stopped renewing) goes back to the queue, its unfinished
- * build discarded, and another node runs it. While this node holds a job, the store refuses its
- * writes to that job and its build once the lease is lost (`library_busy`; a build by a failed finalize), so a stale node
+ * build discarded, and another node runs it. Once a node has lost a job's lease, the store
+ * refuses its writes to that job (`library_busy`) and the finalize of its build, so a stale node
  * never overwrites the result of the node that took the job over. Lease times are the database's.
  */
 export interface JobQueue {
