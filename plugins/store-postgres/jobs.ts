@@ -171,12 +171,17 @@ export class PgJobs extends PgRole implements JobStore, JobQueue {
     return claimed;
   }
 
+  /**
+   * A renewal late enough that the lease expired still holds the job while no sweep has taken it
+   * back (the row lock orders a renewal and a sweep: the sweep changes `claimed_by`, so a renewal
+   * after it fails, and one before it makes the lease live again).
+   */
   async renewLease(id: string): Promise<{ held: boolean; cancelRequested: boolean }> {
     const held = this.held.get(id);
     if (!held || held.lost) return { held: false, cancelRequested: false };
     const [row] = await this.query(
       `UPDATE jobs SET lease_until = ${PLUS_MS('$4')}, heartbeat_at = clock_timestamp()
-       WHERE id = $1 AND state = 'running' AND claimed_by = $2 AND attempts = $3 AND lease_until > clock_timestamp()
+       WHERE id = $1 AND state = 'running' AND claimed_by = $2 AND attempts = $3
        RETURNING cancel_requested_at IS NOT NULL AS cancel`,
       [id, this.database.nodeId, held.attempt, this.database.options.leaseMs],
     );

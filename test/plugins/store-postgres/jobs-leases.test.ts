@@ -139,6 +139,19 @@ describe('PostgreSQL store: the shared job queue', { skip: postgresSkipReason() 
     assert.equal((await row(b, job.id)).lease_until, null, 'an ended job holds no lease');
   });
 
+  test('a late renewal still holds the job while no sweep took it back; after a sweep it does not', async () => {
+    const { stores } = await nodes(2);
+    const [a, b] = stores;
+    const [job] = await queued(a, 1);
+    await a.claimNextJob!();
+    await expireLease(a, job.id);
+    assert.deepEqual(await a.renewLease!(job.id), { held: true, cancelRequested: false });
+    assert.equal(await b.sweepExpiredLeases!(), 0, 'the renewed lease is live again');
+    await expireLease(a, job.id);
+    assert.equal(await b.sweepExpiredLeases!(), 1);
+    assert.deepEqual(await a.renewLease!(job.id), { held: false, cancelRequested: false });
+  });
+
   test("the database refuses to finalize a stale attempt's build, and finalizes the holder's", async () => {
     const { stores } = await nodes(2);
     const [a, b] = stores;
