@@ -3,10 +3,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ROOT, makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
 import { startNpmRegistry } from '../plugins/source-package/registry.ts';
-import { guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
+import { configSources, guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
+import { defaultConfigPath } from '../../core/config.ts';
 import { gitFixture } from '../plugins/source-git/helpers.ts';
 import { BASE_PLUGINS, writeTestConfig } from '../helpers/test-kernel.ts';
 
+/** The default distribution's sources: a URL's kind is guessed among their URL matches. */
+const sources = await configSources(defaultConfigPath());
 const dirs: string[] = [];
 after(async () => {
   await stopAll();
@@ -14,7 +17,7 @@ after(async () => {
 });
 
 test('refdesk add guesses the source of a target; secrets come from the environment only', () => {
-  const g = (u: string) => guessUrlSource(new URL(u));
+  const g = (u: string) => guessUrlSource(new URL(u), sources);
   assert.equal(g('https://github.com/honojs/website'), 'git');
   assert.equal(g('https://git.example.com/team/docs.git'), 'git');
   assert.equal(g('https://docs.deno.com/llms.txt'), 'llmstxt');
@@ -26,25 +29,25 @@ test('refdesk add guesses the source of a target; secrets come from the environm
   const env = { REFDESK_GIT_TOKEN: 'ghp_secret', CONFLUENCE_API_TOKEN: 'atl_secret' };
   assert.deepEqual(resolveAddTarget('npm:@demo/store', { env }), { source: 'npm', spec: { name: '@demo/store' } });
   assert.deepEqual(resolveAddTarget('pypi:requests', { env }), { source: 'pypi', spec: { name: 'requests' } });
-  assert.deepEqual(resolveAddTarget('https://github.com/a/b', { env, branch: 'main' }), { source: 'git', spec: { url: 'https://github.com/a/b', branch: 'main', token: 'ghp_secret' } });
-  assert.deepEqual(resolveAddTarget('https://acme.atlassian.net/wiki', { env, space: 'ENG', email: 'me@acme.io' }), {
+  assert.deepEqual(resolveAddTarget('https://github.com/a/b', { env, sources, branch: 'main' }), { source: 'git', spec: { url: 'https://github.com/a/b', branch: 'main', token: 'ghp_secret' } });
+  assert.deepEqual(resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources, space: 'ENG', email: 'me@acme.io' }), {
     source: 'confluence',
     spec: { siteUrl: 'https://acme.atlassian.net', spaceKey: 'ENG', apiToken: 'atl_secret', email: 'me@acme.io' },
   });
-  assert.throws(() => resolveAddTarget('https://acme.atlassian.net/wiki', { env }), /--space KEY/);
+  assert.throws(() => resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources }), /--space KEY/);
   assert.throws(() => resolveAddTarget('./no/such/folder', { env }), /does not exist/);
   assert.throws(() => resolveAddTarget('', { env }), /give a folder/);
 });
 
 test('refdesk add refuses file:// and other non-http(s) URLs at once, naming what to give; local paths stay uploads', () => {
   const env = {};
-  assert.throws(() => resolveAddTarget('file:///srv/docs', { env }), (e: Error) => /file:\/\/ URLs are not fetched; give the local path itself \(refdesk add \/srv\/docs\)/.test(e.message));
-  assert.throws(() => resolveAddTarget('ftp://example.com/docs', { env }), (e: Error) => /"ftp" URLs are not supported; give an http\(s\) URL/.test(e.message));
+  assert.throws(() => resolveAddTarget('file:///srv/docs', { env, sources }), (e: Error) => /file:\/\/ URLs are not fetched; give the local path itself \(refdesk add \/srv\/docs\)/.test(e.message));
+  assert.throws(() => resolveAddTarget('ftp://example.com/docs', { env, sources }), (e: Error) => /"ftp" URLs are not supported; give an http\(s\) URL/.test(e.message));
   assert.throws(() => resolveAddTarget('file:///srv/docs', { env, source: 'website' }), /file:\/\/ URLs are not fetched/);
-  assert.throws(() => resolveAddTarget('https://github.com/a/b/issues/1', { env }), /names a page of the repository/);
+  assert.throws(() => resolveAddTarget('https://github.com/a/b/issues/1', { env, sources }), /names a page of the repository/);
   // git keeps its own transports (the server decides about file://)
   assert.deepEqual(resolveAddTarget('git@gitlab.com:group/sub/project.git', { env }), { source: 'git', spec: { url: 'git@gitlab.com:group/sub/project.git' } });
-  assert.equal(resolveAddTarget('ssh://git@github.com/a/b.git', { env }).source, 'git');
+  assert.equal(resolveAddTarget('ssh://git@github.com/a/b.git', { env, sources }).source, 'git');
   assert.equal(resolveAddTarget('file:///srv/git/a/b.git', { env, source: 'git' }).source, 'git');
   assert.equal(resolveAddTarget(ROOT, { env }).source, 'upload');
 });
