@@ -1,7 +1,8 @@
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROOT, makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
+import { ROOT, runRefdesk, startServer } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 import { startNpmRegistry } from '../plugins/source-package/registry.ts';
 import { configSources, guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
 import { defaultConfigPath } from '../../core/config.ts';
@@ -10,11 +11,7 @@ import { BASE_PLUGINS, writeTestConfig } from '../helpers/test-kernel.ts';
 
 /** The default distribution's sources: a URL's kind is guessed among their URL matches. */
 const sources = await configSources(defaultConfigPath());
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
+const newDir = processDataDirs();
 
 test('refdesk add guesses the source of a target; secrets come from the environment only', () => {
   const g = (u: string) => guessUrlSource(new URL(u), sources);
@@ -61,8 +58,7 @@ test('refdesk add of a git repository at a nested path: /group/sub/project, offl
     fx.repo('platform/docs-team/runbook')
       .commit({ 'docs/pager.md': '# Pager\n\n## Silence an alert\n\nRun `runbook silence --for 1h` to silence an alert.\n' })
       .publish();
-    const dataDir = makeDataDir();
-    dirs.push(dataDir);
+    const dataDir = newDir();
     const config = writeTestConfig(join(dataDir, 'refdesk.yaml'), [...BASE_PLUGINS, { use: 'plugins/source-git', options: { git: { retryDelayMs: 5 } } }], {
       network: { allowHosts: ['127.0.0.1'] },
     });
@@ -92,8 +88,7 @@ test('refdesk add npm:<package> indexes it offline, and through a running server
   const registry = await startNpmRegistry(t, {
     '@demo/store': { versions: { '1.0.0': { files: { 'package.json': '{}', 'README.md': '# store\n\nA tiny state store. Call `createStore()` to make one.\n' } } } },
   });
-  const dataDir = makeDataDir();
-  dirs.push(dataDir);
+  const dataDir = newDir();
   const config = writeTestConfig(
     join(dataDir, 'refdesk.yaml'),
     [...BASE_PLUGINS, 'plugins/source-upload', { use: 'plugins/source-package', options: { npm: { npmRegistry: registry.base, retryBaseDelayMs: 5 } } }],
