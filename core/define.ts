@@ -85,6 +85,77 @@ export interface SourceDefinition<S extends JsonSchema = JsonSchema, D extends D
    * `files` when the spec names files on the server (uploads): then only the upload routes add it.
    */
   addPayload?: 'spec' | 'files';
+  /**
+   * Add routes of its own beside `POST /api/v2/add/source/{kind}`: Context7-named aliases such
+   * as `POST /api/v2/add/repo/github`, each taking its own body and mapping it to this source's
+   * spec. They are mounted, and published in /api/openapi.json, for the sources the config loads.
+   */
+  addRoutes?: readonly AddRouteDeclaration[];
+  /**
+   * How well `refdesk add <url>` (no `--source`) fits this source: false (or 0) when it does not,
+   * else a score; the loaded source with the highest score gets the URL (the first in config
+   * order on a tie). Scores of the built-in sources: 40 a git host or `.git`, 30 a file name of
+   * its own (llms.txt, openapi.json), 20 a host or path of its own (Confluence), 1 any http(s)
+   * page (website, the generic fallback). Give a precise match more than 1.
+   */
+  matchUrl?(url: URL): number | boolean;
+  /**
+   * The access-policy category (`sourceTypes` of PATCH /api/v2/policies) of its libraries: one
+   * of POLICY_CATEGORIES, or `{ categories, of(spec) }` when it depends on the library's spec
+   * (git: public or private by its token). Without it: `private_sources`.
+   */
+  policyCategory?: PolicyCategory | { categories: readonly PolicyCategory[]; of(spec: Record<string, unknown>): PolicyCategory };
+}
+
+/**
+ * The access policy's source categories (Context7's six plus `openapi` and `packages`): the keys of
+ * `sourceTypes` in GET/PATCH /api/v2/policies. A source declares which one its libraries are in.
+ */
+export const POLICY_CATEGORIES = ['public_repos', 'private_sources', 'confluence', 'uploaded_files', 'websites', 'llmstxt', 'openapi', 'packages'] as const;
+export type PolicyCategory = (typeof POLICY_CATEGORIES)[number];
+/** The category of a source that declares none. */
+export const DEFAULT_POLICY_CATEGORY: PolicyCategory = 'private_sources';
+
+/** The fields of an add route's body, read with the API's checks (messages name the field, never echo a value). */
+export interface AddRouteBody {
+  /** The body as sent (an object holding only the route's declared fields). */
+  readonly raw: Readonly<Record<string, unknown>>;
+  /** A required string of 1..max characters (trimmed): 400 naming the field when missing or wrong. */
+  required(name: string, max?: number): string;
+  /** The same, or undefined when the field is absent. */
+  optional(name: string, max?: number): string | undefined;
+  /** A required absolute http(s) URL of at most 2000 characters, without credentials. */
+  httpUrl(name: string): string;
+}
+
+/** What an add route's body becomes: the spec (checked against specSchema next) and the library's title/description. */
+export interface AddRouteResult {
+  spec: Record<string, unknown>;
+  title?: string;
+  description?: string;
+}
+
+/** One alias add route a source declares (see SourceDefinition.addRoutes). */
+export interface AddRouteDeclaration {
+  /** The path under /api/v2/add/, e.g. `repo/github` or `website`: lower-case segments, not `source/...`. */
+  path: string;
+  /** One line for the OpenAPI document. */
+  summary: string;
+  /** The OpenAPI operationId, unique in the document, e.g. `addWebsite`. */
+  operationId: string;
+  /**
+   * JSON Schema of the body (an object): its `properties` are the fields the route takes, in the
+   * order the 400 for an unknown field lists them (`libraryTitle` is added when missing); any
+   * other field is refused. Published as the route's request body.
+   */
+  body: JsonSchema;
+  /** A name under the document's components.schemas when several routes share one body (e.g. `AddRepoRequest`). */
+  schemaName?: string;
+  /**
+   * The spec a body gives. Throw RefdeskError('invalid_request', ...) naming the field for a bad
+   * value. The body's `libraryTitle` names the library unless this returns a title.
+   */
+  toSpec(body: AddRouteBody): AddRouteResult;
 }
 
 export type AnyDefinition = Definition<Role, any, any> | SourceDefinition<any, any, any>;

@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     const snippets = (checkBody.codeSnippets?.length ?? 0) + (checkBody.infoSnippets?.length ?? 0);
     if (check.status !== 200 || snippets === 0) throw new Error(`the fuzz library does not answer: ${check.status}`);
 
-    const routes = listRoutes();
+    const routes = listRoutes(await (await fetch(`http://127.0.0.1:${port}/api/openapi.json`)).json());
     const dice = new Dice(prng(seed));
     const byClass: Record<string, number> = {};
     const byStatus: Record<string, number> = {};

@@ -1,15 +1,21 @@
 /**
  * What `refdesk add <target>` means: a local folder, file or archive (the upload source), a
- * package (`npm:zod`, `pypi:requests`, `packages:name`), or a URL whose kind is guessed (a git
- * host or `.git` → git, `llms.txt` → llmstxt, an OpenAPI/Swagger document → openapi, otherwise a
- * website). `--source <kind>` overrides the guess. Secrets come from environment variables only
- * (never argv, which other users of the machine can read).
+ * package (`npm:zod`, `pypi:requests`, `packages:name`), or a URL, whose kind is the loaded
+ * source whose `matchUrl` scores it highest (SourceDefinition.matchUrl: git hosts and `.git`,
+ * `llms.txt`, OpenAPI/Swagger documents, Confluence sites, and the website as the generic
+ * fallback, each by its own plugin's declaration). `--source <kind>` overrides the guess. Secrets
+ * come from environment variables only (never argv, which other users of the machine can read).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { RefdeskError } from '../core/errors.ts';
 import { gitRepositoryUrl } from '../core/git-url.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
+import type { SourceDefinition } from '../core/define.ts';
+import { loadConfig } from '../core/config.ts';
+
+/** What the URL guess reads of a source definition. */
+export type UrlMatcher = Pick<SourceDefinition, 'kind' | 'matchUrl'>;
 
 export interface AddTarget {
   source: string;
@@ -32,18 +38,28 @@ export interface AddTargetOptions {
   env: NodeJS.ProcessEnv;
   /** Reads `--spec @file` (default: the file system). */
   readFile?: (path: string) => string;
+  /** The loaded sources whose URL matches guess a URL's kind (needed for a URL without `--source`). */
+  sources?: readonly UrlMatcher[];
 }
 
-const GIT_HOSTS = /^(www\.)?(github\.com|gitlab\.com|bitbucket\.org)$/i;
+/** The kind of the source that scores the URL highest (the first in config order on a tie); null when none takes it. */
+export function guessUrlSource(url: URL, sources: readonly UrlMatcher[]): string | null {
+  let best: { kind: string; score: number } | null = null;
+  for (const s of sources) {
+    const m = s.matchUrl?.(url);
+    const score = m === true ? 1 : typeof m === 'number' && Number.isFinite(m) ? m : 0;
+    if (score > 0 && (!best || score > best.score)) best = { kind: s.kind, score };
+  }
+  return best?.kind ?? null;
+}
 
-/** The source kind a URL most likely is. */
-export function guessUrlSource(url: URL): string {
-  const path = url.pathname.toLowerCase();
-  if (GIT_HOSTS.test(url.hostname) || path.endsWith('.git')) return 'git';
-  if (/\/llms(-full|-ctx|-ctx-full)?\.txt$/.test(path)) return 'llmstxt';
-  if (/(openapi|swagger)[^/]*\.(json|ya?ml)$/.test(path) || /\/(openapi|swagger)(\.json|\.ya?ml)?$/.test(path)) return 'openapi';
-  if (/\/wiki\/spaces\//.test(path) || /\.atlassian\.net$/i.test(url.hostname)) return 'confluence';
-  return 'website';
+/** Whether `refdesk add <target>` was given a URL (`scheme://...`), whose kind is guessed without `--source`. */
+export const isUrlTarget = (target: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
+
+/** The source definitions of a config file (its plugins loaded, nothing created): what `refdesk add <url>` guesses among. */
+export async function configSources(configFile: string): Promise<SourceDefinition[]> {
+  const loaded = await loadConfig(configFile);
+  return [...loaded.definitions.get('source')!.values()].map((d) => d.def as SourceDefinition);
 }
 
 /**
@@ -80,7 +96,7 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
   const pkg = /^(npm|pypi|packages):(.+)$/.exec(target);
   let source = opts.source;
   let url: URL | null = null;
-  if (!pkg && /^[a-z][a-z0-9+.-]*:\/\//i.test(target)) {
+  if (!pkg && isUrlTarget(target)) {
     try {
       url = new URL(target);
     } catch {
@@ -90,7 +106,7 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
   const scpLike = !pkg && !url && /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)./.test(target) && !existsSync(resolve(target));
   if (!source) {
     if (pkg) source = pkg[1];
-    else if (url) source = guessUrlSource(url);
+    else if (url) source = guessUrlSource(url, opts.sources ?? []) ?? undefined;
     else if (scpLike) source = 'git';
     else source = 'upload';
   }
@@ -104,6 +120,10 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
           : `add: "${url.protocol.slice(0, -1).slice(0, 20)}" URLs are not supported; give an http(s) URL, a local path, npm:/pypi:<package>, or a git repository URL (https, ssh or git@host:owner/repo).`,
       );
     }
+  }
+  if (!source) {
+    const kinds = (opts.sources ?? []).map((s) => s.kind);
+    throw new RefdeskError('invalid_request', `add: no source of this server's config recognises ${url!.host.slice(0, 80) || 'this URL'}; name one with --source <kind> (sources: ${kinds.join(', ') || 'none'}).`);
   }
   const base = { ...(opts.id ? { id: opts.id } : {}), ...(opts.name ? { name: opts.name } : {}) };
   switch (source) {

@@ -151,7 +151,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
     policyRoutes(service, access),
     addRoutes(service, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes, access }),
     refreshRoutes(service, access),
-    openApiRoutes(),
+    openApiRoutes(kernel),
     supportBundleRoutes(kernel, access, {
       licence: options.access?.licence,
       licenceSummary: () => {

@@ -23,7 +23,7 @@ import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import type { ProcessSettings } from './env.ts';
 import { describeStartupError } from './startup-error.ts';
-import { resolveAddTarget, type AddTarget } from './add-target.ts';
+import { configSources, isUrlTarget, resolveAddTarget, type AddTarget } from './add-target.ts';
 import { prepareDataDir, readDataLock } from '../core/data-lock.ts';
 
 const USAGE = `Usage: refdesk <command> [options]
@@ -117,7 +117,10 @@ function ingestOutput(settings: ProcessSettings) {
 
 async function cmdAdd(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  // A URL's kind is guessed among the config's sources (their matchUrl), loaded for that only.
+  const guessAmong = !str('source') && isUrlTarget(positionals[0] ?? '') ? await configSources(settings.configFile) : undefined;
   const t = resolveAddTarget(positionals[0] ?? '', {
+    sources: guessAmong,
     source: str('source'),
     name: str('name'),
     id: str('id'),

@@ -5,6 +5,8 @@
  */
 import { POLICY_PATCH_SCHEMA, SOURCE_TYPES } from './access/policy.ts';
 import { KERNEL_VERSION } from '../core/version.ts';
+import type { AddRouteDeclaration, SourceDefinition } from '../core/define.ts';
+import { aliasAddRoutes, aliasBodySchema } from './api/add-requests.ts';
 
 type Json = Record<string, unknown>;
 
@@ -89,31 +91,19 @@ const addResponses = {
   ...common,
 };
 
-function addRepo(provider: string, summary: string): Json {
+/** The operation of an alias add route a source declares (its body shared under components.schemas when it names one). */
+function aliasOperation(route: AddRouteDeclaration, schemas: Json): Json {
+  let body: Json = aliasBodySchema(route);
+  if (route.schemaName) {
+    schemas[route.schemaName] ??= body;
+    body = ref(route.schemaName);
+  }
   return {
     post: {
-      summary,
-      operationId: `addRepo${provider[0].toUpperCase()}${provider.slice(1)}`,
+      summary: route.summary,
+      operationId: route.operationId,
       tags: ['Add Library'],
-      requestBody: { required: true, content: json(ref('AddRepoRequest')) },
-      responses: addResponses,
-      security: keyRequired,
-    },
-  };
-}
-
-const LIBRARY_TITLE: Json = { type: 'string', maxLength: 200, description: "The library's title; without it, the source's own name for the project (README H1, package name, site name...)." };
-
-function addUrl(op: string, field: string, summary: string, extra: Json = {}): Json {
-  return {
-    post: {
-      summary,
-      operationId: op,
-      tags: ['Add Library'],
-      requestBody: {
-        required: true,
-        content: json({ type: 'object', required: [field], additionalProperties: false, properties: { [field]: { type: 'string', format: 'uri', maxLength: 2000 }, libraryTitle: LIBRARY_TITLE, ...extra } }),
-      },
+      requestBody: { required: true, content: json(body) },
       responses: addResponses,
       security: keyRequired,
     },
@@ -123,8 +113,13 @@ function addUrl(op: string, field: string, summary: string, extra: Json = {}): J
 const listOperation = { type: 'object', properties: { add: { type: 'array', items: { type: 'string' } }, remove: { type: 'array', items: { type: 'string' } }, clear: { type: 'boolean' } } };
 const nullableInt = { type: ['integer', 'null'] };
 
-/** The document (a fresh object each call). */
-export function openApiDocument(): Json {
+/**
+ * The document (a fresh object each call). `sources`: the loaded sources, whose declared add
+ * routes (SourceDefinition.addRoutes) are published beside POST /v2/add/source/{kind}.
+ */
+export function openApiDocument(sources: Iterable<{ kind: string; def: SourceDefinition }> = []): Json {
+  const aliasSchemas: Json = {};
+  const aliasPaths = Object.fromEntries([...aliasAddRoutes(sources)].map(([path, a]) => [`/v2/add/${path}`, aliasOperation(a.route, aliasSchemas)]));
   return {
     openapi: '3.1.0',
     info: {
@@ -295,11 +290,7 @@ export function openApiDocument(): Json {
           security: keyRequired,
         },
       },
-      '/v2/add/repo/github': addRepo('github', 'Add a GitHub repository'),
-      '/v2/add/repo/gitlab': addRepo('gitlab', 'Add a GitLab repository'),
-      '/v2/add/repo/bitbucket': addRepo('bitbucket', 'Add a Bitbucket repository'),
-      '/v2/add/repo/git': addRepo('git', 'Add a repository from any git host (https, ssh or file URL)'),
-      '/v2/add/openapi': addUrl('addOpenApi', 'openApiUrl', 'Add an OpenAPI specification by URL'),
+      ...aliasPaths,
       '/v2/add/openapi-upload': {
         post: {
           summary: 'Upload an OpenAPI specification file (10 MB at most)',
@@ -322,40 +313,6 @@ export function openApiDocument(): Json {
             },
           },
           responses: { ...addResponses, '422': errorResponse('The file is larger than the upload limit.', { error: 'too_large', message: 'The specification file is larger than 10485760 bytes (10 MB), the limit for uploads.' }) },
-          security: keyRequired,
-        },
-      },
-      '/v2/add/llmstxt': addUrl('addLlmsTxt', 'llmstxtUrl', 'Add an llms.txt file'),
-      '/v2/add/website': addUrl('addWebsite', 'websiteUrl', 'Add a website', { websiteBaseUrl: { type: 'string', format: 'uri', description: 'Accepted for Context7 compatibility; not used.' } }),
-      '/v2/add/confluence': {
-        post: {
-          summary: 'Add a Confluence space',
-          operationId: 'addConfluence',
-          tags: ['Add Library'],
-          requestBody: {
-            required: true,
-            content: json({
-              type: 'object',
-              required: ['siteUrl', 'spaceKey'],
-              properties: {
-                siteUrl: { type: 'string', format: 'uri' },
-                spaceKey: { type: 'string' },
-                rootPageId: { type: 'string' },
-                deployment: { type: 'string', enum: ['cloud', 'server'] },
-                email: { type: 'string' },
-                apiToken: { type: 'string', writeOnly: true },
-                personalAccessToken: { type: 'string', writeOnly: true },
-                title: { type: 'string' },
-                description: { type: 'string' },
-                spaceName: { type: 'string' },
-                cloudId: { type: 'string' },
-                pageIds: { type: 'array', items: { type: 'string' } },
-                projectId: { type: 'string' },
-                libraryTitle: LIBRARY_TITLE,
-              },
-            }),
-          },
-          responses: addResponses,
           security: keyRequired,
         },
       },
@@ -449,19 +406,6 @@ export function openApiDocument(): Json {
           required: ['codeSnippets', 'infoSnippets'],
           properties: { codeSnippets: { type: 'array', items: ref('CodeSnippet') }, infoSnippets: { type: 'array', items: ref('InfoSnippet') } },
         },
-        AddRepoRequest: {
-          type: 'object',
-          required: ['docsRepoUrl'],
-          properties: {
-            docsRepoUrl: { type: 'string', description: 'https URL of the repository (the git endpoint also takes ssh and file URLs).' },
-            gitToken: { type: 'string', writeOnly: true, description: 'Access token for a private repository; stored sealed.' },
-            branch: { type: 'string' },
-            private: { type: 'boolean', description: 'Accepted for Context7 compatibility; a gitToken makes a repository private.' },
-            skipVersionFiltering: { type: 'boolean', description: 'Accepted for Context7 compatibility; not used.' },
-            generateDocs: { type: 'boolean', description: 'Accepted for Context7 compatibility; not used.' },
-            libraryTitle: LIBRARY_TITLE,
-          },
-        },
         AddLibraryResponse: { type: 'object', required: ['libraryName', 'message'], properties: { libraryName: { type: 'string' }, message: { type: 'string' }, jobId: { type: 'string' } } },
         SourceTypeStatus: { type: 'object', required: ['enabled'], properties: { enabled: { type: 'boolean' } } },
         PolicyResponse: {
@@ -493,6 +437,7 @@ export function openApiDocument(): Json {
           },
         },
         ListOperation: listOperation,
+        ...aliasSchemas,
       },
     },
   };

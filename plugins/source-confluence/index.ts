@@ -1,5 +1,6 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
+import { confluenceAddRoutes, matchConfluenceUrl } from './add-route.ts';
 import { ConfluenceSource } from './confluence-source.ts';
 import { confluenceOptionsSchema, confluenceSpecSchema } from './schema.ts';
 import { deriveConfluenceId } from './spec.ts';
@@ -19,6 +20,9 @@ export default definePlugin({
       specSchema: confluenceSpecSchema,
       deps: { fetch: Tokens.Fetch, logger: Tokens.Logger },
       deriveId: deriveConfluenceId,
+      addRoutes: confluenceAddRoutes,
+      matchUrl: matchConfluenceUrl,
+      policyCategory: 'confluence',
       create(options, deps) {
         return new ConfluenceSource(options, deps);
       },

@@ -1,5 +1,6 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
+import { gitAddRoutes, gitPolicyCategory, matchGitUrl } from './add-route.ts';
 import { GitSource } from './git-source.ts';
 import { deriveGitLibraryId } from './git-url.ts';
 import { gitOptionsSchema, gitSpecSchema } from './schema.ts';
@@ -17,6 +18,9 @@ export default definePlugin({
       options: gitOptionsSchema,
       specSchema: gitSpecSchema,
       deriveId: deriveGitLibraryId,
+      addRoutes: gitAddRoutes,
+      matchUrl: matchGitUrl,
+      policyCategory: gitPolicyCategory,
       deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger, fetch: Tokens.Fetch, credentials: Tokens.GitCredentials },
       create(options, deps) {
         return new GitSource(options, deps);

@@ -1,5 +1,6 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
+import { llmsTxtAddRoutes, matchLlmsTxtUrl } from './add-route.ts';
 import { deriveLlmsTxtId } from './derive-id.ts';
 import { LlmsTxtSource } from './llms-txt-source.ts';
 import { llmsTxtOptionsSchema, llmsTxtSpecSchema } from './schema.ts';
@@ -18,6 +19,9 @@ export default definePlugin({
       specSchema: llmsTxtSpecSchema,
       deps: { fetch: Tokens.Fetch, logger: Tokens.Logger, policy: Tokens.NetworkPolicy },
       deriveId: deriveLlmsTxtId,
+      addRoutes: llmsTxtAddRoutes,
+      matchUrl: matchLlmsTxtUrl,
+      policyCategory: 'llmstxt',
       create(options, deps) {
         return new LlmsTxtSource(options, deps);
       },

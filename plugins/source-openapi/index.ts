@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineChunker, definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
+import { matchOpenApiUrl, openApiAddRoutes, openApiPolicyCategory } from './add-route.ts';
 import { deriveOpenApiId } from './derive-id.ts';
 import { OperationChunker } from './operation-chunker.ts';
 import { openApiOptionsSchema, openApiSpecSchema } from './options.ts';
@@ -20,6 +21,9 @@ export default definePlugin({
       specSchema: openApiSpecSchema,
       deps: { fetch: Tokens.Fetch, env: Tokens.Env, logger: Tokens.Logger },
       deriveId: deriveOpenApiId,
+      addRoutes: openApiAddRoutes,
+      matchUrl: matchOpenApiUrl,
+      policyCategory: openApiPolicyCategory,
       create(options, deps) {
         return new OpenApiSource(options, deps);
       },

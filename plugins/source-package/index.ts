@@ -20,6 +20,7 @@ export default definePlugin({
       specSchema: npmSpecSchema,
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: deriveNpmId,
+      policyCategory: 'packages',
       create(options, deps) {
         return new NpmSource(options, deps);
       },
@@ -33,6 +34,7 @@ export default definePlugin({
       specSchema: pypiSpecSchema,
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: derivePypiId,
+      policyCategory: 'packages',
       create(options, deps) {
         return new PypiSource(options, deps);
       },
@@ -46,6 +48,7 @@ export default definePlugin({
       specSchema: packagesSpecSchema,
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: (spec) => `/packages/${String(spec.name)}`,
+      policyCategory: 'packages',
       create(options, deps) {
         return new PackagesSource(options, deps);
       },

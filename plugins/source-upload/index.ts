@@ -12,6 +12,7 @@ export default definePlugin({
       kind: 'upload',
       title: 'Uploaded files or archive',
       addPayload: 'files',
+      policyCategory: 'uploaded_files',
       idPrefix: 'docs',
       description: 'A local folder, a documentation file, or a .zip / .tar.gz / .tgz archive becomes a /docs/<name> library.',
       options: uploadOptionsSchema,

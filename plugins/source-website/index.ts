@@ -1,5 +1,6 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
+import { matchWebsiteUrl, websiteAddRoutes } from './add-route.ts';
 import { websiteOptionsSchema, websiteSpecSchema } from './options.ts';
 import { websiteName } from './urls.ts';
 import { WebsiteSource } from './website-source.ts';
@@ -18,6 +19,9 @@ export default definePlugin({
       specSchema: websiteSpecSchema,
       deps: { fetch: Tokens.Fetch },
       deriveId: (spec) => `/websites/${websiteName(String(spec.url ?? ''))}`,
+      addRoutes: websiteAddRoutes,
+      matchUrl: matchWebsiteUrl,
+      policyCategory: 'websites',
       create(options, deps) {
         return new WebsiteSource(options, deps);
       },

@@ -185,9 +185,12 @@ const PATH_VALUES: Record<string, string[]> = { kind: ['git', 'llmstxt', 'openap
 
 const QUESTIONS = ['how do I configure the server', 'install', 'what is a widget', 'token budget', 'error handling with retries', ''];
 
-/** Every route: the public ones from the OpenAPI document, then the admin routes, /mcp and /ping. */
-export function listRoutes(): Route[] {
-  const doc = openApiDocument() as any;
+/**
+ * Every route: the public ones from the OpenAPI document (the served one, with the add routes of
+ * the server's sources; by default the document without them), then the admin routes, /mcp and /ping.
+ */
+export function listRoutes(served: unknown = openApiDocument()): Route[] {
+  const doc = served as any;
   const base = (doc.servers?.[0]?.url as string | undefined) ?? '/api';
   const routes: Route[] = [];
   for (const [p, ops] of Object.entries<Record<string, any>>(doc.paths)) {

@@ -7,13 +7,18 @@
  * kept as given and reported back, but do not filter: Refdesk never pretends to know them.
  */
 import type { LibraryRecord, SettingsStore } from '../../core/contracts.ts';
+import { DEFAULT_POLICY_CATEGORY, POLICY_CATEGORIES, type PolicyCategory, type SourceDefinition } from '../../core/define.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { parseLibraryId } from '../../core/library-id.ts';
 import { validate } from '../../core/validate.ts';
 
-/** Context7's six source types, plus Refdesk's own `openapi` (specs by URL) and `packages` (npm, PyPI). */
-export const SOURCE_TYPES = ['public_repos', 'private_sources', 'confluence', 'uploaded_files', 'websites', 'llmstxt', 'openapi', 'packages'] as const;
-export type SourceType = (typeof SOURCE_TYPES)[number];
+/**
+ * Context7's six source types, plus Refdesk's own `openapi` (specs by URL) and `packages` (npm,
+ * PyPI): the policy's categories. Which category a library is in, its source plugin says
+ * (SourceDefinition.policyCategory); a source that says nothing is `private_sources`.
+ */
+export const SOURCE_TYPES = POLICY_CATEGORIES;
+export type SourceType = PolicyCategory;
 
 export interface QualityFilters {
   requireVerified: boolean;
@@ -40,9 +45,47 @@ const MAX_LIST = 1000;
 /** How many problems of a bad PATCH body the error message lists. */
 const MAX_PROBLEMS_SHOWN = 5;
 
+type CategoryOf = (lib: Pick<LibraryRecord, 'source'>) => SourceType;
+/** Where a policy read by getPolicy keeps how its server's sources place libraries (never stored or sent). */
+const CATEGORY_OF = Symbol('policy.categoryOf');
+const categoriesByStore = new WeakMap<object, CategoryOf>();
+
+/** The category a source's library is in, as its definition declares (the default when it declares none). */
+export function categoryOfSpec(def: Pick<SourceDefinition, 'policyCategory'> | undefined, spec: Record<string, unknown>): SourceType {
+  const declared = def?.policyCategory;
+  if (!declared) return DEFAULT_POLICY_CATEGORY;
+  return typeof declared === 'string' ? declared : declared.of(spec);
+}
+
+/** The categories these sources may place libraries in, in the policy's order (the settings page's checkboxes). */
+export function sourceCategories(defs: Iterable<Pick<SourceDefinition, 'policyCategory'>>): SourceType[] {
+  const used = new Set<SourceType>();
+  for (const def of defs) {
+    const declared = def.policyCategory ?? DEFAULT_POLICY_CATEGORY;
+    for (const c of typeof declared === 'string' ? [declared] : declared.categories) used.add(c);
+  }
+  return SOURCE_TYPES.filter((t) => used.has(t));
+}
+
+/**
+ * Policies read from this store (getPolicy) place each library in the category its source
+ * declares; a library whose source kind is not loaded any more is in the default category.
+ */
+export function bindSourceCategories(store: SettingsStore, sources: ReadonlyMap<string, { def: SourceDefinition }>): void {
+  categoriesByStore.set(store, (lib) => categoryOfSpec(sources.get(lib.source.kind)?.def, lib.source.spec ?? {}));
+}
+
+/** How the server a policy was read on places libraries, when it was read by getPolicy. */
+const boundCategories = (policy: Policy): CategoryOf | undefined => (policy as Policy & { [CATEGORY_OF]?: CategoryOf })[CATEGORY_OF];
+
+function withCategories<P extends Policy>(policy: P, categoryOf: CategoryOf | undefined): P {
+  if (categoryOf) Object.defineProperty(policy, CATEGORY_OF, { value: categoryOf, enumerable: false });
+  return policy;
+}
+
 /** The server's policy as stored (the defaults when it was never set). */
 export async function getPolicy(store: SettingsStore): Promise<Policy> {
-  return normalizePolicy(await store.getSetting(POLICY_SETTING));
+  return withCategories(normalizePolicy(await store.getSetting(POLICY_SETTING)), categoriesByStore.get(store));
 }
 
 export async function setPolicy(store: SettingsStore, policy: Policy): Promise<void> {
@@ -91,28 +134,9 @@ export function normalizePolicy(stored: unknown): Policy {
   return p;
 }
 
-/** The source type a library belongs to, or null for kinds no toggle covers. */
-export function sourceTypeOf(lib: Pick<LibraryRecord, 'source'>): SourceType | null {
-  const spec = lib.source.spec ?? {};
-  switch (lib.source.kind) {
-    case 'git':
-      return typeof spec.token === 'string' && spec.token !== '' ? 'private_sources' : 'public_repos';
-    case 'upload':
-      return 'uploaded_files';
-    case 'openapi':
-      return typeof spec.path === 'string' ? 'uploaded_files' : 'openapi';
-    case 'website':
-      return 'websites';
-    case 'llmstxt':
-      return 'llmstxt';
-    case 'confluence':
-      return 'confluence';
-    case 'npm':
-    case 'pypi':
-      return 'packages';
-    default:
-      return null;
-  }
+/** The source type a library belongs to under this policy's server (see bindSourceCategories). */
+export function sourceTypeOf(policy: Policy, lib: Pick<LibraryRecord, 'source'>): SourceType {
+  return boundCategories(policy)?.(lib) ?? DEFAULT_POLICY_CATEGORY;
 }
 
 /** True when the policy hides anything at all (search then reports `searchFilterApplied`). */
@@ -126,8 +150,8 @@ export type PolicyDecision = { allowed: true } | { allowed: false; reason: strin
 export function decide(policy: Policy, lib: LibraryRecord, now: Date): PolicyDecision {
   const { mode, quality, select } = policy.libraryFilters;
   if (mode === 'quality' && quality.exceptedLibraries.includes(lib.id)) return { allowed: true };
-  const type = sourceTypeOf(lib);
-  if (type && !policy.sourceTypes[type].enabled) return { allowed: false, reason: `its source type "${type}" is disabled by the server's policy` };
+  const type = sourceTypeOf(policy, lib);
+  if (!policy.sourceTypes[type].enabled) return { allowed: false, reason: `its source type "${type}" is disabled by the server's policy` };
   if (mode === 'select' && !select.allowedLibraries.includes(lib.id)) {
     return { allowed: false, reason: "it is not included in the policy's allowed libraries" };
   }
@@ -258,7 +282,7 @@ export function applyPolicyPatch(current: Policy, patch: unknown): Policy {
       select?: { allowedLibraries?: ListOp };
     };
   };
-  const next = structuredClone(current);
+  const next = withCategories(structuredClone(current), boundCategories(current));
   const enable = p.sourceTypes?.enable ?? [];
   const disable = p.sourceTypes?.disable ?? [];
   const both = enable.filter((t) => disable.includes(t));

@@ -1,24 +1,74 @@
 /**
- * The add endpoints' JSON bodies (Context7's field names) mapped to source specs (Refdesk's
- * agreed spec fields). Fields Context7 clients may send that Refdesk does not use are accepted
- * and ignored; any other field is refused.
+ * The alias add routes the loaded sources declare (SourceDefinition.addRoutes, e.g. Context7's
+ * POST /api/v2/add/repo/github {docsRepoUrl}): which source owns each path, and a body checked
+ * and mapped to that source's spec by the owner's `toSpec`. The fields a route declares are the
+ * ones it takes (Context7 clients' fields Refdesk does not use among them, ignored); any other is
+ * refused. No list of kinds here: the routes come from the plugins.
  */
-import { RefdeskError } from '../../core/errors.ts';
-import { parseGitRepoUrl } from '../../core/git-url.ts';
+import type { AddRouteBody, AddRouteDeclaration, JsonSchema, SourceDefinition } from '../../core/define.ts';
+import { ConfigError, RefdeskError } from '../../core/errors.ts';
 import { objectBody, onlyFields, optionalString, requiredString, type Params } from './params.ts';
 
-export const ADD_ROUTES = ['repo/github', 'repo/gitlab', 'repo/bitbucket', 'repo/git', 'openapi', 'llmstxt', 'website', 'confluence'] as const;
-export type AddRoute = (typeof ADD_ROUTES)[number];
+/** One alias add route and the source kind it adds to. */
+export interface AliasAddRoute {
+  kind: string;
+  route: AddRouteDeclaration;
+  /** The fields its body takes, in the declared order, `libraryTitle` last unless declared. */
+  fields: string[];
+}
 
 export interface AddRequest {
   /** The source kind that ingests it. */
-  kind: 'git' | 'openapi' | 'llmstxt' | 'website' | 'confluence';
+  kind: string;
   spec: Record<string, unknown>;
   title?: string;
   description?: string;
 }
 
-const PROVIDER_HOSTS: Record<string, string> = { github: 'github.com', gitlab: 'gitlab.com', bitbucket: 'bitbucket.org' };
+/** The `libraryTitle` field every alias route takes (added to the published body when a route does not declare it). */
+export const LIBRARY_TITLE_FIELD: JsonSchema = {
+  type: 'string',
+  maxLength: 200,
+  description: "The library's title; without it, the source's own name for the project (README H1, package name, site name...).",
+};
+
+const PATH = /^[a-z0-9][a-z0-9-]*(\/[a-z0-9][a-z0-9-]*)*$/;
+
+/** A route's body schema with `libraryTitle` (the one published in /api/openapi.json). */
+export function aliasBodySchema(route: AddRouteDeclaration): JsonSchema {
+  const props = (route.body.properties ?? {}) as Record<string, unknown>;
+  return Object.hasOwn(props, 'libraryTitle') ? route.body : { ...route.body, properties: { ...props, libraryTitle: LIBRARY_TITLE_FIELD } };
+}
+
+/**
+ * The alias routes of these sources, in their order. A path declared twice, one that is not
+ * lower-case segments, or one under `source/` (the generic route's) is a ConfigError naming both.
+ */
+export function aliasAddRoutes(sources: Iterable<{ kind: string; def: SourceDefinition }>): Map<string, AliasAddRoute> {
+  const routes = new Map<string, AliasAddRoute>();
+  for (const { kind, def } of sources) {
+    for (const route of def.addRoutes ?? []) {
+      const where = `source "${kind}": add route "${String(route.path).slice(0, 80)}"`;
+      if (typeof route.path !== 'string' || !PATH.test(route.path) || route.path.startsWith('source/') || route.path === 'source' || route.path === 'openapi-upload') {
+        throw new ConfigError(`${where}: a path is lower-case segments under /api/v2/add/ (letters, digits, '-'), not source/... or openapi-upload`);
+      }
+      const prev = routes.get(route.path);
+      if (prev) throw new ConfigError(`${where}: the source "${prev.kind}" declares it already`);
+      routes.set(route.path, { kind, route, fields: Object.keys((aliasBodySchema(route).properties ?? {}) as object) });
+    }
+  }
+  return routes;
+}
+
+/** A body's fields, read with the API's parameter checks. */
+function routeBody(body: Params): AddRouteBody {
+  return {
+    raw: body,
+    required: (name, max) => requiredString(body, name, max),
+    optional: (name, max) => optionalString(body, name, max),
+    httpUrl: (name) => httpUrl(body, name),
+  };
+}
 
 function httpUrl(params: Params, name: string): string {
   const v = requiredString(params, name, 2000);
@@ -33,76 +83,16 @@ function httpUrl(params: Params, name: string): string {
   return v;
 }
 
-/** The docsRepoUrl of a repo route; repo/git records the provider its host is (a github.com URL there is still GitHub). */
-function repoUrl(params: Params, provider: string): { url: string; provider: string } {
-  const v = requiredString(params, 'docsRepoUrl', 2000);
-  if (/^[^@\s/]+@[^:\s/]+:.+/.test(v) && provider === 'git') {
-    return { url: v, provider: parseGitRepoUrl(v).url.provider }; // scp-like ssh
-  }
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new RefdeskError('invalid_request', 'Parameter "docsRepoUrl" must be a repository URL (https://host/owner/repo).');
-  }
-  const schemes = provider === 'git' ? ['https:', 'http:', 'ssh:', 'file:'] : ['https:'];
-  if (!schemes.includes(u.protocol)) throw new RefdeskError('invalid_request', `Parameter "docsRepoUrl" must use ${schemes.map((s) => s.slice(0, -1)).join(', ')}.`);
-  if (u.username || u.password) throw new RefdeskError('invalid_request', 'Parameter "docsRepoUrl" must not contain credentials; send the token as "gitToken".');
-  const host = PROVIDER_HOSTS[provider];
-  if (host && u.hostname.toLowerCase() !== host && u.hostname.toLowerCase() !== `www.${host}`) {
-    throw new RefdeskError('invalid_request', `Parameter "docsRepoUrl" must be a ${host} URL for this endpoint; use /api/v2/add/repo/git for other hosts.`);
-  }
-  if (u.protocol !== 'file:' && u.pathname.split('/').filter(Boolean).length < 2) {
-    throw new RefdeskError('invalid_request', 'Parameter "docsRepoUrl" must name a repository: https://host/owner/repo.');
-  }
-  // The one parser of repository URLs: refuses pages that are not the repository, bad refs, etc.
-  const ref = parseGitRepoUrl(v, provider === 'git' ? undefined : provider);
-  return { url: v, provider: ref.url.provider };
-}
-
-/** Validates an add body for a route and maps it to a source kind and spec. */
-export function parseAddRequest(route: AddRoute, rawBody: unknown): AddRequest {
+/** Validates an alias route's body and maps it to its source kind and spec. */
+export function parseAddRequest(alias: AliasAddRoute, rawBody: unknown): AddRequest {
   const body = objectBody(rawBody);
   // The library's title when the user gives one; else the source's own name for the project.
   const title = optionalString(body, 'libraryTitle', 200)?.trim() || undefined;
-  const withTitle = (req: AddRequest): AddRequest => (title && !req.title ? { ...req, title } : req);
-  if (route.startsWith('repo/')) {
-    const provider = route.slice('repo/'.length);
-    onlyFields(body, ['docsRepoUrl', 'gitToken', 'branch', 'private', 'skipVersionFiltering', 'generateDocs', 'libraryTitle']);
-    const repo = repoUrl(body, provider);
-    const token = optionalString(body, 'gitToken', 1000);
-    const branch = optionalString(body, 'branch', 250);
-    if (branch !== undefined && !/^[A-Za-z0-9._\/-]+$/.test(branch)) throw new RefdeskError('invalid_request', 'Parameter "branch" may contain only letters, digits, ".", "_", "-" and "/".');
-    return withTitle({ kind: 'git', spec: { url: repo.url, provider: repo.provider, ...(branch ? { branch } : {}), ...(token ? { token } : {}) } });
-  }
-  switch (route) {
-    case 'openapi':
-      onlyFields(body, ['openApiUrl', 'libraryTitle']);
-      return withTitle({ kind: 'openapi', spec: { url: httpUrl(body, 'openApiUrl') } });
-    case 'llmstxt':
-      onlyFields(body, ['llmstxtUrl', 'libraryTitle']);
-      return withTitle({ kind: 'llmstxt', spec: { url: httpUrl(body, 'llmstxtUrl') } });
-    case 'website':
-      onlyFields(body, ['websiteUrl', 'websiteBaseUrl', 'libraryTitle']);
-      return withTitle({ kind: 'website', spec: { url: httpUrl(body, 'websiteUrl') } });
-    case 'confluence': {
-      onlyFields(body, ['siteUrl', 'spaceKey', 'rootPageId', 'deployment', 'email', 'apiToken', 'personalAccessToken', 'cloudId', 'spaceName', 'pageIds', 'title', 'description', 'projectId', 'libraryTitle']);
-      const siteUrl = httpUrl(body, 'siteUrl');
-      const spaceKey = requiredString(body, 'spaceKey', 255);
-      if (!/^[A-Za-z0-9~_-]+$/.test(spaceKey)) throw new RefdeskError('invalid_request', 'Parameter "spaceKey" may contain only letters, digits, "~", "_" and "-".');
-      const spec: Record<string, unknown> = { siteUrl, spaceKey };
-      for (const k of ['rootPageId', 'email', 'apiToken', 'personalAccessToken'] as const) {
-        const v = optionalString(body, k, 1000);
-        if (v !== undefined) spec[k] = v;
-      }
-      const deployment = optionalString(body, 'deployment', 10);
-      if (deployment !== undefined) {
-        if (deployment !== 'cloud' && deployment !== 'server') throw new RefdeskError('invalid_request', 'Parameter "deployment" must be "cloud" or "server".');
-        spec.deployment = deployment;
-      }
-      return withTitle({ kind: 'confluence', spec, title: optionalString(body, 'title', 200) ?? optionalString(body, 'spaceName', 200), description: optionalString(body, 'description', 2000) });
-    }
-    default:
-      throw new RefdeskError('invalid_request', `Unknown add endpoint "${String(route)}".`);
-  }
+  onlyFields(body, alias.fields);
+  const mapped = alias.route.toSpec(routeBody(body));
+  const req: AddRequest = { kind: alias.kind, spec: mapped.spec, title: mapped.title, description: mapped.description };
+  if (!req.title) req.title = title;
+  if (req.title === undefined) delete req.title;
+  if (req.description === undefined) delete req.description;
+  return req;
 }

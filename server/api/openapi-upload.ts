@@ -8,6 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { RefdeskError } from '../../core/errors.ts';
 
+/**
+ * The source POST /api/v2/add/openapi-upload adds to, and the spec field its saved file goes in
+ * (the web UI's file form, and its by-spec form without that field, follow it).
+ */
+export const SPEC_FILE_UPLOAD = { kind: 'openapi', specField: 'path' } as const;
+
 /** The file name as shown in messages: at most 100 characters, control characters replaced. */
 function shown(fileName: string): string {
   const s = fileName.replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '\uFFFD');

@@ -22,7 +22,7 @@ import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-res
 import { getContext, toContextJson, toContextText, type ContextSearcher } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { RateLimiter, type RateLimitDecision } from '../access/rate-limit.ts';
-import { applyPolicyPatch, decide, getPolicy, isRestrictive, setPolicy, type Policy } from '../access/policy.ts';
+import { applyPolicyPatch, bindSourceCategories, decide, getPolicy, isRestrictive, setPolicy, type Policy } from '../access/policy.ts';
 import { getMcpRequireKey } from '../../core/settings.ts';
 import { createApiKey, type CreateApiKeyInput, type CreatedApiKey } from '../access/api-keys.ts';
 import type { JobRunner } from '../job-runner.ts';
@@ -32,12 +32,12 @@ import { authenticate, requireAdmin, requireKey, type HeaderBag, type Principal 
 import { libraryJson, type LibraryJson } from './library-json.ts';
 import type { CatalogSnapshot } from './answer-etag.ts';
 import { optionalBool, optionalEnum, optionalInt, optionalString, objectBody, onlyFields, requiredString, type Params } from './params.ts';
-import { parseAddRequest, type AddRoute } from './add-requests.ts';
+import { parseAddRequest, type AliasAddRoute } from './add-requests.ts';
 import { libraryIdForSpec, withDerivedId } from './derive-id.ts';
 import { validate } from '../../core/validate.ts';
 import { builtinPlugin } from '../../core/config.ts';
 import type { SourceEntry } from '../../core/kernel.ts';
-import { checkOpenApiUpload } from './openapi-upload.ts';
+import { SPEC_FILE_UPLOAD, checkOpenApiUpload } from './openapi-upload.ts';
 import { KERNEL_VERSION } from '../../core/version.ts';
 
 export type { Principal, HeaderBag } from './auth.ts';
@@ -292,8 +292,11 @@ export class ApiService {
     );
   }
 
-  /** POST /api/v2/add/<route>: validates, creates the library (not finalized) and queues its ingest. */
-  async addLibraryFor(principal: Principal, route: AddRoute, body: unknown): Promise<AddResponse> {
+  /**
+   * POST /api/v2/add/<route>, an alias route a source declares (server/api/add-requests.ts):
+   * validates, creates the library (not finalized) and queues its ingest.
+   */
+  async addLibraryFor(principal: Principal, route: AliasAddRoute, body: unknown): Promise<AddResponse> {
     requireKey(principal, 'Adding a library');
     const req = parseAddRequest(route, body);
     this.ensureSourceEnabled(req.kind);
@@ -352,16 +355,17 @@ export class ApiService {
 
   /** An uploaded specification file, once the caller may add libraries (a key, or an admin session in the web UI). */
   async addOpenApiUpload(input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
-    this.ensureSourceEnabled('openapi');
+    this.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
     await checkOpenApiUpload(input.path, input.fileName);
     const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
     const name = slugifyLibraryName(base);
     if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
     validateLibraryName(name);
-    const id = parseLibraryId(`/openapi/${name}`).id;
+    const { kind, specField } = SPEC_FILE_UPLOAD;
+    const id = parseLibraryId(`/${this.kernel.sources.get(kind)!.def.idPrefix ?? kind}/${name}`).id;
     // A new file: queued even when a job is pending (that job then reads this file too).
     if (!input.force) await this.refuseExisting(id, ' Send force=true to replace its specification.');
-    return this.queueAdd({ source: 'openapi', id, spec: { path: input.path }, title: input.title?.trim() || undefined }, `Queued ${id} from the uploaded specification`);
+    return this.queueAdd({ source: kind, id, spec: { [specField]: input.path }, title: input.title?.trim() || undefined }, `Queued ${id} from the uploaded specification`);
   }
 
   /**
@@ -517,5 +521,7 @@ export async function deleteLibrary(kernel: Kernel, libraryId: string): Promise<
 }
 
 export function createApiService(kernel: Kernel, jobs: JobRunner, searcher?: ContextSearcher): ApiService {
+  // Policies read from this store place libraries by the categories the loaded sources declare.
+  bindSourceCategories(kernel.store, kernel.sources);
   return new ApiService(kernel, jobs, searcher);
 }

@@ -10,20 +10,31 @@ import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { RefdeskError } from '../../core/errors.ts';
 import type { ApiService } from '../api/service.ts';
-import { ADD_ROUTES, type AddRoute } from '../api/add-requests.ts';
+import { aliasAddRoutes, type AliasAddRoute } from '../api/add-requests.ts';
+import { defaultConfigPath, loadConfig } from '../../core/config.ts';
+import type { SourceDefinition } from '../../core/define.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
 import { pumpMultipart, readJsonBody } from '../body.ts';
 import type { Access } from '../access.ts';
 import { queuedJobAnswer } from '../job-access.ts';
+import { SPEC_FILE_UPLOAD } from '../api/openapi-upload.ts';
 
 /**
- * POST /api/v2/add/source/{kind} (any source: the body is its spec), its Context7-named aliases
- * /api/v2/add/{repo/github|repo/gitlab|repo/bitbucket|repo/git|openapi|llmstxt|website|confluence},
- * and /api/v2/add/openapi-upload.
+ * POST /api/v2/add/source/{kind} (any source: the body is its spec), the alias routes the loaded
+ * sources declare (Context7's /api/v2/add/repo/github, /website, ... from the built-in plugins),
+ * and /api/v2/add/openapi-upload. An alias path no loaded source declares but a source of the
+ * default distribution does answers 400 `source_not_enabled` (how to enable it), not 404.
  */
 export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploadBytes: number; access: Access }): Router {
   const r = newRouter();
+  const aliases = aliasAddRoutes(service.kernel.sources.values());
+  const addThrough = async (ctx: Context, alias: AliasAddRoute) => {
+    const principal = principalOf(ctx);
+    requireKey(principal, 'Adding a library');
+    opts.access.requireLicence('Adding a library');
+    ctx.body = await service.addLibraryFor(principal, alias, await readJsonBody(ctx));
+  };
   r.post('/api/v2/add/source/:kind', async (ctx) => {
     const principal = principalOf(ctx);
     requireKey(principal, 'Adding a library');
@@ -35,22 +46,35 @@ export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploa
     ctx.status = 202;
     ctx.body = await queuedJobAnswer(service.kernel.store, library.id, job, message);
   });
-  for (const route of ADD_ROUTES) {
-    r.post(`/api/v2/add/${route}`, async (ctx) => {
-      const principal = principalOf(ctx);
-      requireKey(principal, 'Adding a library');
-      opts.access.requireLicence('Adding a library');
-      ctx.body = await service.addLibraryFor(principal, route as AddRoute, await readJsonBody(ctx));
-    });
-  }
+  for (const [path, alias] of aliases) r.post(`/api/v2/add/${path}`, (ctx) => addThrough(ctx, alias));
   r.post('/api/v2/add/openapi-upload', async (ctx) => {
     const principal = principalOf(ctx);
     requireKey(principal, 'Adding a library');
     opts.access.requireLicence('Adding a library');
-    service.ensureSourceEnabled('openapi');
+    service.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
     ctx.body = await addUploadedSpec(ctx, opts, (upload) => service.addOpenApiUploadFor(principal, upload));
   });
+  // A path none of these routes serves, which only a source of the default distribution declares
+  // (not a route of its own, so the routes served are the ones documented).
+  r.on('not-found', async (ctx, next) => {
+    const path = ctx.method === 'POST' && ctx.path.startsWith(ADD_PREFIX) ? ctx.path.slice(ADD_PREFIX.length) : '';
+    const alias = path ? (await defaultAliasRoutes()).get(path) : undefined;
+    if (!alias) return next();
+    await addThrough(ctx, alias); // the body is checked as there, then the source is found not enabled
+  });
   return r;
+}
+
+const ADD_PREFIX = '/api/v2/add/';
+let defaults: Promise<Map<string, AliasAddRoute>> | undefined;
+
+/** The alias routes of the default distribution's sources (config/default.yaml), loaded once, when first asked. */
+function defaultAliasRoutes(): Promise<Map<string, AliasAddRoute>> {
+  defaults ??= loadConfig(defaultConfigPath()).then(
+    (loaded) => aliasAddRoutes([...loaded.definitions.get('source')!.values()].map(({ def }) => ({ kind: def.kind, def: def as SourceDefinition }))),
+    () => new Map(), // a default config that cannot load: unknown paths stay 404s
+  );
+  return defaults;
 }
 
 type SpecUpload = Awaited<ReturnType<typeof receiveSpecFile>>;

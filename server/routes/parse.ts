@@ -24,6 +24,9 @@ import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
 import { jobUrls, queuedJobAnswer } from '../job-access.ts';
 
+/** The source POST /api/parse adds to (the web UI's by-address form for signed-out visitors follows it). */
+export const PARSE_SOURCE_KIND = 'git';
+
 const FORMS = 'Give the https address of a git repository, e.g. https://github.com/owner/repo or https://gitlab.com/group/project/-/tree/main/docs.';
 
 /** The repository address of a parse request, checked for form only. */
@@ -62,7 +65,7 @@ export function parseRepositoryAddress(raw: string, allowHttpHosts: readonly str
 export async function parseRepository(kernel: Kernel, service: ApiService, jobs: JobRunner, rawUrl: string): Promise<Record<string, unknown>> {
   const { store } = kernel;
   const address = parseRepositoryAddress(rawUrl, kernel.config.parse?.allowHttpHosts ?? []);
-  service.ensureSourceEnabled('git');
+  service.ensureSourceEnabled(PARSE_SOURCE_KIND);
 
   const existing = await store.getLibrary(address.id);
   if (existing) {

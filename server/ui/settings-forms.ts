@@ -7,7 +7,7 @@
  * Secret fields are write-only: empty keeps the stored value, "remove" sends null.
  */
 import { ANONYMOUS_PERMISSIONS } from '../../core/settings.ts';
-import { SOURCE_TYPES } from '../access/policy.ts';
+import { SOURCE_TYPES, type SourceType } from '../access/policy.ts';
 import type { StoredGitHost } from '../../core/provider-settings.ts';
 
 export type Form = Record<string, string>;
@@ -89,13 +89,17 @@ export function accessPatch(form: Form): Record<string, unknown> {
 
 const lines = (form: Form, name: string): string[] => (form[name] ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
 
-/** PATCH /api/v2/policies body from the policies form (lists replaced by what the text areas hold). */
-export function policyPatch(form: Form): Record<string, unknown> {
+/**
+ * PATCH /api/v2/policies body from the policies form (lists replaced by what the text areas
+ * hold). `categories`: the source types the form shows (the page's: those of the loaded
+ * sources); the others keep their stored state.
+ */
+export function policyPatch(form: Form, categories: readonly SourceType[] = SOURCE_TYPES): Record<string, unknown> {
   const mode = text(form, 'libraryFilters.mode');
   return {
     sourceTypes: {
-      enable: SOURCE_TYPES.filter((t) => checked(form, `sourceTypes.${t}`)),
-      disable: SOURCE_TYPES.filter((t) => !checked(form, `sourceTypes.${t}`)),
+      enable: categories.filter((t) => checked(form, `sourceTypes.${t}`)),
+      disable: categories.filter((t) => !checked(form, `sourceTypes.${t}`)),
     },
     libraryFilters: {
       mode: mode === '' || mode === 'none' ? null : mode,

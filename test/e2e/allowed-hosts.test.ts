@@ -5,30 +5,10 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { rawMcpRequest } from '../helpers/mcp-raw.ts';
 import { makeDataDir, removeDataDir, runRefdesk, startServer, stopAll, type RefdeskServer } from './refdesk-process.ts';
 
-function post(base: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
-  const u = new URL(base + '/mcp');
-  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let body: any;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = text;
-        }
-        resolve({ status: res.statusCode ?? 0, body });
-      });
-    });
-    req.on('error', reject);
-    req.end(initialize);
-  });
-}
+const post = (base: string, headers: Record<string, string>) => rawMcpRequest(base, headers);
 
 describe('ALLOWED_HOSTS on a running server', { timeout: 90_000 }, () => {
   let dir: string;

@@ -8,19 +8,10 @@ import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
+import { runRefdesk, startServer } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
-
-function dataDir(): string {
-  const d = makeDataDir('refdesk-auth-');
-  dirs.push(d);
-  return d;
-}
+const dataDir = processDataDirs('refdesk-auth-');
 
 const mode = (file: string) => (statSync(file).mode & 0o777).toString(8);
 

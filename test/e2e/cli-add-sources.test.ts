@@ -1,20 +1,20 @@
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROOT, makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
+import { ROOT, runRefdesk, startServer } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 import { startNpmRegistry } from '../plugins/source-package/registry.ts';
-import { guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
+import { configSources, guessUrlSource, resolveAddTarget } from '../../server/add-target.ts';
+import { defaultConfigPath } from '../../core/config.ts';
 import { gitFixture } from '../plugins/source-git/helpers.ts';
 import { BASE_PLUGINS, writeTestConfig } from '../helpers/test-kernel.ts';
 
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
+/** The default distribution's sources: a URL's kind is guessed among their URL matches. */
+const sources = await configSources(defaultConfigPath());
+const newDir = processDataDirs();
 
 test('refdesk add guesses the source of a target; secrets come from the environment only', () => {
-  const g = (u: string) => guessUrlSource(new URL(u));
+  const g = (u: string) => guessUrlSource(new URL(u), sources);
   assert.equal(g('https://github.com/honojs/website'), 'git');
   assert.equal(g('https://git.example.com/team/docs.git'), 'git');
   assert.equal(g('https://docs.deno.com/llms.txt'), 'llmstxt');
@@ -26,25 +26,25 @@ test('refdesk add guesses the source of a target; secrets come from the environm
   const env = { REFDESK_GIT_TOKEN: 'ghp_secret', CONFLUENCE_API_TOKEN: 'atl_secret' };
   assert.deepEqual(resolveAddTarget('npm:@demo/store', { env }), { source: 'npm', spec: { name: '@demo/store' } });
   assert.deepEqual(resolveAddTarget('pypi:requests', { env }), { source: 'pypi', spec: { name: 'requests' } });
-  assert.deepEqual(resolveAddTarget('https://github.com/a/b', { env, branch: 'main' }), { source: 'git', spec: { url: 'https://github.com/a/b', branch: 'main', token: 'ghp_secret' } });
-  assert.deepEqual(resolveAddTarget('https://acme.atlassian.net/wiki', { env, space: 'ENG', email: 'me@acme.io' }), {
+  assert.deepEqual(resolveAddTarget('https://github.com/a/b', { env, sources, branch: 'main' }), { source: 'git', spec: { url: 'https://github.com/a/b', branch: 'main', token: 'ghp_secret' } });
+  assert.deepEqual(resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources, space: 'ENG', email: 'me@acme.io' }), {
     source: 'confluence',
     spec: { siteUrl: 'https://acme.atlassian.net', spaceKey: 'ENG', apiToken: 'atl_secret', email: 'me@acme.io' },
   });
-  assert.throws(() => resolveAddTarget('https://acme.atlassian.net/wiki', { env }), /--space KEY/);
+  assert.throws(() => resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources }), /--space KEY/);
   assert.throws(() => resolveAddTarget('./no/such/folder', { env }), /does not exist/);
   assert.throws(() => resolveAddTarget('', { env }), /give a folder/);
 });
 
 test('refdesk add refuses file:// and other non-http(s) URLs at once, naming what to give; local paths stay uploads', () => {
   const env = {};
-  assert.throws(() => resolveAddTarget('file:///srv/docs', { env }), (e: Error) => /file:\/\/ URLs are not fetched; give the local path itself \(refdesk add \/srv\/docs\)/.test(e.message));
-  assert.throws(() => resolveAddTarget('ftp://example.com/docs', { env }), (e: Error) => /"ftp" URLs are not supported; give an http\(s\) URL/.test(e.message));
+  assert.throws(() => resolveAddTarget('file:///srv/docs', { env, sources }), (e: Error) => /file:\/\/ URLs are not fetched; give the local path itself \(refdesk add \/srv\/docs\)/.test(e.message));
+  assert.throws(() => resolveAddTarget('ftp://example.com/docs', { env, sources }), (e: Error) => /"ftp" URLs are not supported; give an http\(s\) URL/.test(e.message));
   assert.throws(() => resolveAddTarget('file:///srv/docs', { env, source: 'website' }), /file:\/\/ URLs are not fetched/);
-  assert.throws(() => resolveAddTarget('https://github.com/a/b/issues/1', { env }), /names a page of the repository/);
+  assert.throws(() => resolveAddTarget('https://github.com/a/b/issues/1', { env, sources }), /names a page of the repository/);
   // git keeps its own transports (the server decides about file://)
   assert.deepEqual(resolveAddTarget('git@gitlab.com:group/sub/project.git', { env }), { source: 'git', spec: { url: 'git@gitlab.com:group/sub/project.git' } });
-  assert.equal(resolveAddTarget('ssh://git@github.com/a/b.git', { env }).source, 'git');
+  assert.equal(resolveAddTarget('ssh://git@github.com/a/b.git', { env, sources }).source, 'git');
   assert.equal(resolveAddTarget('file:///srv/git/a/b.git', { env, source: 'git' }).source, 'git');
   assert.equal(resolveAddTarget(ROOT, { env }).source, 'upload');
 });
@@ -58,8 +58,7 @@ test('refdesk add of a git repository at a nested path: /group/sub/project, offl
     fx.repo('platform/docs-team/runbook')
       .commit({ 'docs/pager.md': '# Pager\n\n## Silence an alert\n\nRun `runbook silence --for 1h` to silence an alert.\n' })
       .publish();
-    const dataDir = makeDataDir();
-    dirs.push(dataDir);
+    const dataDir = newDir();
     const config = writeTestConfig(join(dataDir, 'refdesk.yaml'), [...BASE_PLUGINS, { use: 'plugins/source-git', options: { git: { retryDelayMs: 5 } } }], {
       network: { allowHosts: ['127.0.0.1'] },
     });
@@ -89,8 +88,7 @@ test('refdesk add npm:<package> indexes it offline, and through a running server
   const registry = await startNpmRegistry(t, {
     '@demo/store': { versions: { '1.0.0': { files: { 'package.json': '{}', 'README.md': '# store\n\nA tiny state store. Call `createStore()` to make one.\n' } } } },
   });
-  const dataDir = makeDataDir();
-  dirs.push(dataDir);
+  const dataDir = newDir();
   const config = writeTestConfig(
     join(dataDir, 'refdesk.yaml'),
     [...BASE_PLUGINS, 'plugins/source-upload', { use: 'plugins/source-package', options: { npm: { npmRegistry: registry.base, retryBaseDelayMs: 5 } } }],

@@ -4,17 +4,14 @@
  * and through a running server (the admin add route), its ID derived from its first string field,
  * then answered by `refdesk context`. Bad specs fail with the validator's message naming the field.
  */
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
+import { ROOT, runRefdesk, startServer } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
+const newDir = processDataDirs('refdesk-cli-spec-');
 
 function configIn(dir: string): string {
   const file = join(dir, 'notes.yaml');
@@ -36,8 +33,7 @@ function configIn(dir: string): string {
 }
 
 test('refdesk add --source notes --spec: direct, then through a running server; bad specs name the field', { timeout: 180_000 }, async () => {
-  const dir = makeDataDir('refdesk-cli-spec-');
-  dirs.push(dir);
+  const dir = newDir();
   const env = { REFDESK_CONFIG: configIn(dir) };
   const data = join(dir, 'data');
 

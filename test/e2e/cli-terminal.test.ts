@@ -10,33 +10,14 @@ import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { terminalRows } from '../helpers/terminal-rows.ts';
 import { BIN, ROOT, cliEnv, makeDataDir, removeDataDir, runRefdesk, withTimeout } from './refdesk-process.ts';
 
 const hasScript = spawnSync('script', ['--version'], { stdio: 'ignore' }).status === 0;
 const SKIP = hasScript ? {} : { skip: 'the script command (util-linux) is not installed' };
 
 /** Rows of a terminal after the output (\r, \n, ESC[K interpreted; other escapes dropped). */
-function screen(raw: string): string[] {
-  const rows: string[] = [''];
-  let col = 0;
-  for (let i = 0; i < raw.length; i++) {
-    const c = raw[i];
-    const row = rows.length - 1;
-    if (c === '\r') col = 0;
-    else if (c === '\n') {
-      rows.push('');
-      col = 0;
-    } else if (c === '\x1b') {
-      const m = /^\x1b\[[0-9;?]*[A-Za-z]/.exec(raw.slice(i));
-      if (m?.[0] === '\x1b[K') rows[row] = rows[row].slice(0, col);
-      i += (m?.[0].length ?? 1) - 1;
-    } else {
-      rows[row] = rows[row].slice(0, col) + c + rows[row].slice(col + 1);
-      col++;
-    }
-  }
-  return rows;
-}
+const screen = (raw: string): string[] => terminalRows(raw);
 
 /** Runs `refdesk <args>` under a pseudo-terminal; resolves with everything it showed. */
 function runOnTerminal(args: string[], dataDir: string, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; raw: string }> {

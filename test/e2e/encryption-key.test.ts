@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from './refdesk-process.ts';
+import { runRefdesk, startServer } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 
 const LLM_KEY = 'sk-E2ePlantedLlmKey-4f3e2d1c0b';
 
@@ -26,16 +27,11 @@ async function json(base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
 }
 
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
+const newDir = processDataDirs('refdesk-enckey-');
 
 describe('ENCRYPTION_KEY', { timeout: 300_000 }, () => {
   test('a malformed key stops `refdesk serve` with one line naming ENCRYPTION_KEY, not its value', async () => {
-    const dir = makeDataDir('refdesk-enckey-');
-    dirs.push(dir);
+    const dir = newDir();
     const r = await runRefdesk(['serve'], dir, 60_000, { ENCRYPTION_KEY: 'not-a-valid-key-42' });
     assert.equal(r.code, 1, r.stderr);
     const lines = r.stderr.split('\n').filter((l) => l.trim());
@@ -45,8 +41,7 @@ describe('ENCRYPTION_KEY', { timeout: 300_000 }, () => {
   });
 
   test('secrets sealed with the shared key: not in any file of DATA_DIR, readable after a restart with it, unreadable (not an error) with another', async () => {
-    const dir = makeDataDir('refdesk-enckey-');
-    dirs.push(dir);
+    const dir = newDir();
     const key = randomBytes(32).toString('base64');
     let server = await startServer(dir, 60_000, { ENCRYPTION_KEY: key });
     const created = await json(server.base, 'POST', '/api/admin/keys', { name: 'ops', role: 'admin' }, server.adminAuth);

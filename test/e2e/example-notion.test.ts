@@ -96,5 +96,14 @@ test('refdesk serve with a config that extends default: add through /api/v2/add/
   assert.match(quotas, /600 requests a minute/);
   assert.ok(!text.includes(TOKEN) && !quotas.includes(TOKEN));
   assert.ok(notion.requests.some((r) => r.auth === `Bearer ${TOKEN}` && r.version === '2022-06-28'), 'the server read the loopback Notion with the token');
+
+  // The plugin's own alias route (SourceDefinition.addRoutes), documented in /api/openapi.json.
+  const alias = await fetch(`${server.base}/api/v2/add/notion`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ workspaceName: 'Acme Handbook', integrationToken: TOKEN, titleFilter: 'Deploy' }) });
+  const aliased = (await alias.json()) as { libraryName: string; message: string };
+  assert.equal(alias.status, 200, JSON.stringify(aliased));
+  assert.equal(aliased.libraryName, '/notion/acme-handbook');
+  assert.match(aliased.message, /from the notion source/);
+  const doc = (await (await fetch(`${server.base}/api/openapi.json`)).json()) as { paths: Record<string, { post?: { operationId?: string } }> };
+  assert.equal(doc.paths['/v2/add/notion']?.post?.operationId, 'addNotion');
   await server.stop();
 });

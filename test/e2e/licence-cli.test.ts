@@ -7,18 +7,10 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDataDir, removeDataDir, runRefdesk, spawnRefdesk, stopAll, stopProcess, type RefdeskProcess } from './refdesk-process.ts';
+import { runRefdesk, spawnRefdesk, stopProcess, type RefdeskProcess } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
-const newDir = () => {
-  const d = makeDataDir('refdesk-licence-cli-');
-  dirs.push(d);
-  return d;
-};
+const newDir = processDataDirs('refdesk-licence-cli-');
 // No licence from the test issuer here: these commands must not need one.
 const NO_LICENCE = { LICENSE_KEY: '', LICENSE_ISSUER_KEYS: '' };
 const license = (args: string[], dir: string, env: Record<string, string> = {}) => runRefdesk(['license', ...args], dir, 60_000, { ...NO_LICENCE, ...env });

@@ -4,25 +4,17 @@
  * port, no data directory. An expired key starts read-only; a key near expiry warns; the demo
  * runs on a throwaway local issuer.
  */
-import { describe, test, after } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { httpGet, makeDataDir, removeDataDir, runRefdesk, spawnRefdesk, startServer, stopAll, stopProcess } from './refdesk-process.ts';
+import { httpGet, runRefdesk, spawnRefdesk, startServer, stopProcess } from './refdesk-process.ts';
+import { processDataDirs } from '../helpers/process-data-dirs.ts';
 import { testIssuer, testIssuerEnv, testLicenceKey } from '../helpers/licence.ts';
 import { generateIssuerKeyPair, signLicence, addDays } from '../../server/licence-keys.ts';
 
-const dirs: string[] = [];
-after(async () => {
-  await stopAll();
-  for (const d of dirs) removeDataDir(d);
-});
-const newDir = () => {
-  const d = makeDataDir('refdesk-licence-e2e-');
-  dirs.push(d);
-  return d;
-};
+const newDir = processDataDirs('refdesk-licence-e2e-');
 
 async function freePort(): Promise<number> {
   const s = createServer();

@@ -6,15 +6,11 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
-import { createConsoleLogger } from '../../core/services.ts';
-import { createApiKey } from '../../server/access/api-keys.ts';
-import { createApp, type RefdeskApp } from '../../server/app.ts';
+import type { Kernel } from '../../core/kernel.ts';
+import type { RefdeskApp } from '../../server/app.ts';
 import { gitFixture, type GitFixture } from '../plugins/source-git/helpers.ts';
 import { startSite, type TestSite } from '../plugins/source-website/site.ts';
 import { startDenoSite } from '../plugins/source-llms-txt/fixture-site.ts';
@@ -22,17 +18,17 @@ import { startFakeConfluence, type FakeConfluence } from '../plugins/source-conf
 import { makeSpace } from '../plugins/source-confluence/fixtures.ts';
 import { startServer as startRouteServer, send, type TestServer } from '../helpers/route-server.ts';
 import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
-import { listenOnLoopback } from '../helpers/listen.ts';
+import { serveConfig, type ServedConfig } from '../helpers/served-config.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'glpat-RestAddSecret-0123456789';
 const PAT = 'confluence-pat-RestAdd-987654';
 
 describe('REST add endpoints over the default source plugins', { skip: hasCorpora ? false : 'shared corpora not present', timeout: 240_000 }, () => {
+  let served: ServedConfig;
   let dir: string;
   let kernel: Kernel;
   let refdesk: RefdeskApp;
-  let http: Server;
   let base: string;
   let key: string;
   let git: GitFixture;
@@ -42,20 +38,14 @@ describe('REST add endpoints over the default source plugins', { skip: hasCorpor
   let wiki: FakeConfluence;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'refdesk-rest-add-'));
     // The default distribution, with plugin paths made absolute and 127.0.0.1 allowed.
     const yaml = readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8')
       .replaceAll('../plugins/', join(ROOT, 'plugins') + '/')
       .replace('allowHosts: []', "allowHosts: ['127.0.0.1']")
       .replace(/delayMs: \d+/, 'delayMs: 0');
     assert.match(yaml, /allowHosts: \['127\.0\.0\.1'\]/);
-    writeFileSync(join(dir, 'refdesk.yaml'), yaml);
-    kernel = await createKernel(join(dir, 'refdesk.yaml'), { env: { dataDir: join(dir, 'data'), mode: 'server', port: 0 }, logger: createConsoleLogger('error', () => {}) });
-    await kernel.open();
-    key = (await createApiKey(kernel.store, { name: 'e2e' }, { names: Object.keys(kernel.config.rateLimits.plans), defaultPlan: kernel.config.rateLimits.defaultPlan })).key;
-    refdesk = createApp(kernel);
-    http = createServer(refdesk.app.callback());
-    base = await listenOnLoopback(http);
+    served = await serveConfig(yaml, { prefix: 'refdesk-rest-add-', keyName: 'e2e' });
+    ({ dir, kernel, refdesk, base, key } = served);
 
     git = await gitFixture({ 'acme/widgets.git': TOKEN });
     git
@@ -74,11 +64,8 @@ describe('REST add endpoints over the default source plugins', { skip: hasCorpor
   });
 
   after(async () => {
-    await refdesk?.jobs.stop();
-    http?.close();
-    await kernel?.close();
+    await served?.close();
     await Promise.all([git?.close(), site?.close(), deno?.close(), specs?.close(), wiki?.close()]);
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   async function add(route: string, body: unknown): Promise<string> {

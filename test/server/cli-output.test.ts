@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StatusLine, WarningSummary, fitWidth } from '../../server/cli-output.ts';
 import { createConsoleLogger } from '../../core/services.ts';
+import { terminalRows } from '../helpers/terminal-rows.ts';
 
 /**
  * A minimal terminal: keeps the rows a person would see, interpreting \r, \n and ESC[K (erase to
@@ -20,26 +21,7 @@ class FakeTerminal {
     return true;
   }
   screen(): string[] {
-    const rows: string[] = [''];
-    let col = 0;
-    for (let i = 0; i < this.raw.length; i++) {
-      const c = this.raw[i];
-      const row = rows.length - 1;
-      if (c === '\r') col = 0;
-      else if (c === '\n') {
-        rows.push('');
-        col = 0;
-      } else if (c === '\x1b') {
-        assert.equal(this.raw.slice(i, i + 3), '\x1b[K', 'only ESC[K is used');
-        rows[row] = rows[row].slice(0, col);
-        i += 2;
-      } else {
-        assert.ok(col < this.columns, `row ${row} wraps past ${this.columns} columns: ${JSON.stringify(rows[row] + c)}`);
-        rows[row] = rows[row].slice(0, col) + c + rows[row].slice(col + 1);
-        col++;
-      }
-    }
-    return rows;
+    return terminalRows(this.raw, { strict: true, columns: this.columns });
   }
 }
 

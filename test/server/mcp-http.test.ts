@@ -5,7 +5,8 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { rawMcpRequest } from '../helpers/mcp-raw.ts';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,37 +51,8 @@ async function connect(kind: ClientKind, url: string, headers: Record<string, st
   return c;
 }
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-});
-
 /** A raw POST of an initialize request with chosen headers (Host included), by node:http. */
-function rawPost(base: string, headers: Record<string, string>, method = 'POST'): Promise<{ status: number; body: any; text: string }> {
-  const u = new URL(base + '/mcp');
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: u.hostname, port: u.port, path: u.pathname, method, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (c: string) => (text += c));
-        res.on('end', () => {
-          let body: any;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            body = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, body, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(method === 'POST' ? INITIALIZE : undefined);
-  });
-}
+const rawPost = rawMcpRequest;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'refdesk-mcp-http-'));

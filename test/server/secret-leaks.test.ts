@@ -7,18 +7,15 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createKernel, type Kernel } from '../../core/kernel.ts';
+import type { Kernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
-import { createApiKey } from '../../server/access/api-keys.ts';
 import { TEST_CLI_TOKEN, adminAuth } from './helpers/api-server.ts';
 import type { SourceContext } from '../../core/contracts.ts';
-import { createApp, type RefdeskApp } from '../../server/app.ts';
-import { listenOnLoopback } from '../helpers/listen.ts';
+import type { RefdeskApp } from '../../server/app.ts';
+import { serveConfig, type ServedConfig } from '../helpers/served-config.ts';
 import { startFakeConfluence, type FakeConfluence } from '../plugins/source-confluence/fake-confluence.ts';
 import { makeSpace } from '../plugins/source-confluence/fixtures.ts';
 import { gitFixture, type GitFixture } from '../plugins/source-git/helpers.ts';
@@ -70,10 +67,9 @@ function echoing(req: IncomingMessage, body = true) {
 }
 
 describe('secrets planted by upstreams reach no client, job log, log line or error', { timeout: 180_000 }, () => {
-  let dir: string;
+  let served: ServedConfig;
   let kernel: Kernel;
   let refdesk: RefdeskApp;
-  let http: Server;
   let base: string;
   let key: string;
   let git: GitFixture;
@@ -81,7 +77,6 @@ describe('secrets planted by upstreams reach no client, job log, log line or err
   const logLines: string[] = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'refdesk-leaks-'));
     const plugin = (folder: string, options?: unknown) => ({ use: join(ROOT, 'plugins', folder, 'index.ts'), ...(options ? { options } : {}) });
     const config = {
       plugins: [
@@ -92,26 +87,15 @@ describe('secrets planted by upstreams reach no client, job log, log line or err
       ],
       network: { allowHosts: ['127.0.0.1'] },
     };
-    writeFileSync(join(dir, 'refdesk.yaml'), JSON.stringify(config));
-    kernel = await createKernel(join(dir, 'refdesk.yaml'), {
-      env: { dataDir: join(dir, 'data'), mode: 'server', port: 0 },
-      logger: createConsoleLogger('debug', (line) => logLines.push(line)),
-    });
-    await kernel.open();
-    key = (await createApiKey(kernel.store, { name: 'leaks' }, { names: Object.keys(kernel.config.rateLimits.plans), defaultPlan: kernel.config.rateLimits.defaultPlan })).key;
-    refdesk = createApp(kernel, { access: { cliToken: TEST_CLI_TOKEN } });
-    http = createServer(refdesk.app.callback());
-    base = await listenOnLoopback(http);
+    served = await serveConfig(config, { prefix: 'refdesk-leaks-', keyName: 'leaks', logger: createConsoleLogger('debug', (line) => logLines.push(line)), app: { access: { cliToken: TEST_CLI_TOKEN } } });
+    ({ kernel, refdesk, base, key } = served);
     git = await gitFixture(Object.fromEntries(REPOS.map((r) => [`${r}.git`, GIT_TOKEN])));
     for (const r of REPOS) git.repo(r).commit({ 'docs/a.md': '# A\n\nSome text about widgets.\n' }).publish();
   });
 
   after(async () => {
-    await refdesk?.jobs.stop();
-    http?.close();
-    await kernel?.close();
+    await served?.close();
     await git?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   function assertClean(where: string, text: string) {

@@ -6,6 +6,7 @@
  *   plugins:                       # a config that extends the default distribution
  *     - use: ./node_modules/refdesk-source-notion/src/index.ts
  *   curl -X POST .../api/v2/add/source/notion -d '{"workspace": "Acme", "token": "secret_..."}'
+ *   curl -X POST .../api/v2/add/notion -d '{"workspaceName": "Acme", "integrationToken": "secret_..."}'   # its alias route
  */
 import { definePlugin, defineSource, Tokens, type SourceDocument } from 'refdesk/core';
 import { NotionClient } from './notion-api.ts';
@@ -64,6 +65,27 @@ export default definePlugin({
       specSchema: notionSpecSchema,
       deps: { fetch: Tokens.Fetch },
       // No deriveId: the library ID is /notion/<slug of the first string field, `workspace`>.
+      // A Context7-style alias beside POST /api/v2/add/source/notion, with its own field names.
+      addRoutes: [
+        {
+          path: 'notion',
+          summary: 'Add a Notion workspace',
+          operationId: 'addNotion',
+          body: {
+            type: 'object',
+            required: ['workspaceName', 'integrationToken'],
+            properties: {
+              workspaceName: { type: 'string', maxLength: 100, description: 'A name for the workspace: the library is /notion/<its slug>.' },
+              integrationToken: { type: 'string', writeOnly: true, description: 'The internal integration secret (sealed at rest, never shown).' },
+              titleFilter: { type: 'string', maxLength: 200, description: 'Only pages whose title matches this text.' },
+            },
+          },
+          toSpec(body) {
+            const query = body.optional('titleFilter', 200);
+            return { spec: { workspace: body.required('workspaceName', 100), token: body.required('integrationToken', 500), ...(query ? { query } : {}) } };
+          },
+        },
+      ],
       create(options: NotionOptions, { fetch }) {
         return {
           async *read(ctx): AsyncGenerator<SourceDocument> {

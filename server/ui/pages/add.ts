@@ -18,9 +18,10 @@ import { validate } from '../../../core/validate.ts';
 import { getAnonymousPermissions } from '../../../core/settings.ts';
 import { formBody } from '../../auth/sessions.ts';
 import { sourceKinds } from '../../routes/sources.ts';
-import { parseRepository } from '../../routes/parse.ts';
+import { PARSE_SOURCE_KIND, parseRepository } from '../../routes/parse.ts';
 import { uploadDocumentation } from '../../routes/upload.ts';
 import { addUploadedSpec } from '../../routes/add.ts';
+import { SPEC_FILE_UPLOAD } from '../../api/openapi-upload.ts';
 import { guardPage, uiUser, type UiDeps } from '../page-access.ts';
 import { jobUrls, readableJob } from '../../job-access.ts';
 import { isHtmx, redirect, renderPage, type UiUser } from '../render.ts';
@@ -89,10 +90,11 @@ const GIT_URL_SCHEMA: JsonSchema = {
 };
 
 /**
- * The tabs a caller may use, in the config's order: every kind for an admin, git by address and
- * uploads for a signed-out visitor. A kind added by uploading files (`addPayload: 'files'`) gets
- * the upload form; git (POST /api/parse) and openapi (its file upload route) also get the forms
- * of their own routes.
+ * The tabs a caller may use, in the config's order: every kind for an admin; for a signed-out
+ * visitor, uploads and the kind POST /api/parse adds, by its address. A kind added by uploading
+ * files (`addPayload: 'files'`) gets the upload form; the kind of the specification-file upload
+ * route (SPEC_FILE_UPLOAD) also gets that route's file form. The kinds come from the loaded
+ * sources and the routes that own them: no list of kinds here.
  */
 function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
   const kinds: AddKind[] = [];
@@ -101,10 +103,10 @@ function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
     if (s.addPayload === 'files') {
       kinds.push({ ...base, id: s.kind, description: 'Markdown and other documentation files, a folder of them, or one .zip / .tar.gz / .tar archive.', form: 'upload', schema: UPLOAD_SCHEMA, prefix: '' });
     } else if (!user) {
-      if (s.kind === 'git') kinds.push({ ...base, id: 'git', form: 'git-url', schema: GIT_URL_SCHEMA, prefix: '' });
-    } else if (s.kind === 'openapi') {
-      kinds.push({ ...base, id: 'openapi', title: 'OpenAPI by URL', form: 'spec', schema: s.specSchema, prefix: 'spec', omit: ['path'] });
-      kinds.push({ ...base, id: 'openapi-file', title: 'OpenAPI file', description: 'An OpenAPI 3.x or Swagger 2.0 document (JSON or YAML) from your computer.', form: 'openapi-file', schema: OPENAPI_FILE_SCHEMA, prefix: '' });
+      if (s.kind === PARSE_SOURCE_KIND) kinds.push({ ...base, id: s.kind, form: 'git-url', schema: GIT_URL_SCHEMA, prefix: '' });
+    } else if (s.kind === SPEC_FILE_UPLOAD.kind) {
+      kinds.push({ ...base, id: s.kind, title: 'OpenAPI by URL', form: 'spec', schema: s.specSchema, prefix: 'spec', omit: [SPEC_FILE_UPLOAD.specField] });
+      kinds.push({ ...base, id: `${s.kind}-file`, title: 'OpenAPI file', description: 'An OpenAPI 3.x or Swagger 2.0 document (JSON or YAML) from your computer.', form: 'openapi-file', schema: OPENAPI_FILE_SCHEMA, prefix: '' });
     } else {
       kinds.push({ ...base, id: s.kind, form: 'spec', schema: s.specSchema, prefix: 'spec' });
     }
@@ -226,7 +228,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
     }
   }
   if (kind.form === 'openapi-file') {
-    service.ensureSourceEnabled('openapi');
+    service.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
     const added = await addUploadedSpec(ctx, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }, (upload) => {
       state.values = upload.title ? { libraryTitle: upload.title } : {};
       return service.addOpenApiUpload(upload);

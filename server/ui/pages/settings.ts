@@ -10,7 +10,7 @@ import type { Context } from 'koa';
 import { RefdeskError } from '../../../core/errors.ts';
 import { getSettingsView, getStoredProviderSettings, ANONYMOUS_PERMISSIONS } from '../../../core/settings.ts';
 import { LLM_PROVIDERS, EMBEDDING_PROVIDERS, GIT_HOST_PROVIDERS, VENDOR_DEFAULTS } from '../../../core/provider-settings.ts';
-import { SOURCE_TYPES, getPolicy } from '../../access/policy.ts';
+import { getPolicy, sourceCategories } from '../../access/policy.ts';
 import type { Caller } from '../../access.ts';
 import { formBody } from '../../auth/sessions.ts';
 import { InstalledLicence } from '../../licence.ts';
@@ -92,7 +92,7 @@ async function sectionData(deps: UiDeps, section: SectionId, ctx: Context): Prom
       return { keys: await listApiKeysWithUsage(kernel, service), plans: Object.keys(plans), defaultPlan, windowSeconds };
     }
     case 'policies':
-      return { policy: await getPolicy(kernel.store), sourceTypes: SOURCE_TYPES, licenceExpired: deps.licence?.expired() ?? false };
+      return { policy: await getPolicy(kernel.store), sourceTypes: loadedCategories(deps), licenceExpired: deps.licence?.expired() ?? false };
     case 'licence':
       return { licence: deps.licence instanceof InstalledLicence ? deps.licence.summary(true) : null };
     case 'audit': {
@@ -165,6 +165,9 @@ async function showRefused(ctx: Context, deps: UiDeps, user: UiUser, section: Se
   const { errors, general } = fieldErrors(err.message, fields, rename);
   await renderSettings(ctx, deps, user, section, { flash: { kind: 'error', text: general.length ? general.join('; ') : fallback }, errors, values: keptValues(f), status: err.status });
 }
+
+/** The policy categories the page offers: those the loaded sources place libraries in (SourceDefinition.policyCategory). */
+const loadedCategories = (deps: UiDeps) => sourceCategories([...deps.kernel.sources.values()].map((s) => s.def));
 
 export function registerSettingsPages(r: Router, deps: UiDeps): void {
   const { kernel } = deps;
@@ -281,7 +284,7 @@ export function registerSettingsPages(r: Router, deps: UiDeps): void {
     const f = await form(ctx);
     try {
       deps.access.requireLicence('Changing the policy');
-      await changePolicy(deps.service, g.caller, policyPatch(f));
+      await changePolicy(deps.service, g.caller, policyPatch(f, loadedCategories(deps)));
       redirect(ctx, doneUrl('policies', 'policy'));
     } catch (e) {
       await showRefused(ctx, deps, g.user, 'policies', e, f, Object.keys(f), 'The policy was not saved: see below.');
