@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { BuildDocument, BuildStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
+import type { BuildDocument, BuildStore, BuildVectorStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../../core/store-rules.ts';
 import { hasStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
@@ -33,6 +33,7 @@ import { PgRole, type PgDatabase } from './database.ts';
 import { jsonObject, num, str } from './rows.ts';
 import { BuildGoneError, PgSegmentCache } from './segment-cache.ts';
 import { downloadStoredDocs, uploadSegment, uploadStoredDocs } from './segment-rows.ts';
+import { PgVectors } from './vectors.ts';
 
 export class PgBuilds extends PgRole implements BuildStore {
   /** This node's served builds, cached segment files and open segments. */
@@ -43,6 +44,7 @@ export class PgBuilds extends PgRole implements BuildStore {
   private readonly staging = new Map<string, StagingFile>();
   /** Per build, the end of its last addSnippets: batches are staged in the order they were given. */
   private readonly appending = new Map<string, Promise<void>>();
+  private vectors: Promise<PgVectors | null> | null = null;
 
   constructor(
     database: PgDatabase,
@@ -217,6 +219,7 @@ export class PgBuilds extends PgRole implements BuildStore {
       return true;
     });
     if (!failed) return;
+    await (await this.buildVectors())?.remove(buildId);
     await this.discardStaging(buildId);
     await this.forgetBuilds([buildId]);
   }
@@ -288,6 +291,21 @@ export class PgBuilds extends PgRole implements BuildStore {
     const dataDir = this.database.env.dataDir;
     if (await hasStoredDocs(dataDir, buildId)) return true;
     return downloadStoredDocs((sql, params) => this.query(sql, params), dataDir, buildId);
+  }
+
+  /**
+   * Optional BuildStore method: the builds' vectors in pgvector when the database has the
+   * extension and its table (vectors.ts); null otherwise (core keeps them in files).
+   */
+  buildVectors(): Promise<BuildVectorStore | null> {
+    this.vectors ??= PgVectors.available(this.database).then(
+      (yes) => (yes ? new PgVectors(this.database) : null),
+      (err: unknown) => {
+        this.vectors = null; // asked again next time
+        throw err;
+      },
+    );
+    return this.vectors;
   }
 
   /** Closes the open segments and this process's staging files (kept: the sweep removes them). */

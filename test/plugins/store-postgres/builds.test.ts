@@ -85,6 +85,10 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     for (const r of removers) await r();
   });
 
+  test('without the vector extension the store has no vector index (core keeps vectors in files)', async () => {
+    assert.equal(await a.buildVectors!(), null);
+  });
+
   test('a build finalized through A is served by B, whose cache fetches the segment once', async () => {
     await a.upsertLibrary(lib('/docs/two'));
     const buildId = await build(a, '/docs/two', [sampleSnippet({ content: 'the quokka lives on Rottnest' }), sampleSnippet({ content: 'other prose' })]);
