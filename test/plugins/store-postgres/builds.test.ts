@@ -7,38 +7,21 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { open, readdir, unlink } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import pg from 'pg';
 import type { Snippet } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { StoredDocsWriter, readStoredDocs, storedDocsPath, type StoredDocument } from '../../../core/stored-docs.ts';
-import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
 import { HEADER_BYTES } from '../../../plugins/store-embedded/segment.ts';
 import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
-import { CORPORA_DIR, hasCorpora } from '../../helpers/corpora.ts';
+import { CORPORA_DIR, chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
 import { makeStore, tempDataDir } from '../store-embedded/helpers.ts';
 import { freshDatabaseUrl, pgStore } from './helpers.ts';
 
 const skip = postgresSkipReason();
-
-/** A corpus chunked as an upload ingest would (as test/plugins/store-embedded/segments.test.ts does for koa). */
-function corpusSnippets(corpus: string): Snippet[] {
-  const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 600 });
-  const root = join(CORPORA_DIR, corpus);
-  const out: Snippet[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.mdx?$/.test(name)) out.push(...chunker.chunk({ path: relative(root, p), format: name.endsWith('.mdx') ? 'mdx' : 'markdown', content: readFileSync(p, 'utf8') }));
-    }
-  };
-  walk(root);
-  return out;
-}
 
 const lib = (id: string) => ({ id, title: id, source: { kind: 'upload', spec: {} } });
 
@@ -236,7 +219,7 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
   };
 
   test('the fastify corpus: same hits, same scores, same snippets for the benchmark questions', async () => {
-    const snippets = corpusSnippets('fastify');
+    const snippets = chunkedCorpus('fastify');
     assert.ok(snippets.length > 300, 'large enough to build its segment in a worker thread');
     const data = await tempDataDir();
     const embedded = makeStore(data.dir, 'writer');
