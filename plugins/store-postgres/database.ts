@@ -10,35 +10,12 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
-import { createPool, type PostgresPool } from './pool.ts';
+import { createPool, isConnectionError, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
+import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
+import { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
-export interface PostgresStoreOptions {
-  /** Connections in this node's pool. */
-  poolSize: number;
-  /** Statement timeout on every pooled connection, in ms (0: none). */
-  statementTimeoutMs: number;
-  /** Where this node caches index segments on local disk; '' is `<dataDir>/pg-cache`. */
-  cacheDir: string;
-  /** Memory budget of the open index segments, in bytes (as the embedded store's). */
-  segmentCacheBytes: number;
-  /** A running job's lease: another node may take the job over this long after the last heartbeat. */
-  leaseMs: number;
-  /** How often the node running a job renews its lease. */
-  heartbeatMs: number;
-  /** How often the change feed is polled when LISTEN is not available (and as a safety net). */
-  pollMs: number;
-}
-
-export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
-  poolSize: 10,
-  statementTimeoutMs: 30_000,
-  cacheDir: '',
-  segmentCacheBytes: 128 * 1024 * 1024,
-  leaseMs: 30_000,
-  heartbeatMs: 5_000,
-  pollMs: 1_000,
-};
+export { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
 export interface PostgresStoreDeps {
   env: RuntimeEnv;
@@ -48,16 +25,7 @@ export interface PostgresStoreDeps {
   databaseUrl: string | undefined;
 }
 
-/**
- * What one node tells the others (and itself) after a change, by topic, with the id of what
- * changed: `library` (its record, versions or served build), `settings` (a key), `apiKey` (an id),
- * `session` (an id hash), `job` (an id: state, cancel request). Listeners run on every node,
- * the writer's included.
- */
-export type ChangeTopic = 'library' | 'settings' | 'apiKey' | 'session' | 'job';
-
-/** The NOTIFY channel of the change feed. */
-export const CHANGE_CHANNEL = 'refdesk_changes';
+export { CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 
 export class PgDatabase {
   readonly options: PostgresStoreOptions;
@@ -73,6 +41,7 @@ export class PgDatabase {
 
   private readonly databaseUrl: string | undefined;
   private db: PostgresPool | null = null;
+  private feed: ChangeFeed | null = null;
   private closed = false;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
@@ -100,7 +69,34 @@ export class PgDatabase {
       await pool.end().catch(() => {});
       throw e;
     }
+    const feed = new ChangeFeed({
+      pool,
+      nodeId: this.nodeId,
+      logger: this.logger,
+      pollMs: this.options.pollMs,
+      listen: this.options.listen,
+      applicationName: `refdesk ${this.env.mode}`,
+      emit: (topic, id, node) => this.changes.emit('change', topic, id, node),
+    });
+    try {
+      await feed.start();
+    } catch (e) {
+      await feed.stop();
+      await pool.end().catch(() => {});
+      throw e;
+    }
     this.db = pool;
+    this.feed = feed;
+  }
+
+  /** The change feed (null until open). */
+  get changeFeed(): ChangeFeed | null {
+    return this.feed;
+  }
+
+  /** Whether open() succeeded and close() was not called. */
+  get isOpen(): boolean {
+    return this.db !== null;
   }
 
   async close(): Promise<void> {
@@ -108,7 +104,10 @@ export class PgDatabase {
     this.closed = true;
     const db = this.db;
     this.db = null;
+    const feed = this.feed;
+    this.feed = null;
     this.changes.removeAllListeners();
+    await feed?.stop();
     await db?.end();
   }
 
@@ -147,7 +146,13 @@ export class PgDatabase {
    */
   async publish(topic: ChangeTopic, id: string): Promise<void> {
     this.changes.emit('change', topic, id, this.nodeId);
-    await this.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, JSON.stringify({ topic, id, node: this.nodeId })]);
+    try {
+      await this.query(PUBLISH_SQL, [CHANGE_CHANNEL, topic, id, this.nodeId]);
+    } catch (e) {
+      // The change is committed: a lost connection must not fail the caller; the feed sends it later.
+      if (!this.feed || !isConnectionError(e)) throw e;
+      this.feed.publishLater(topic, id, e);
+    }
   }
 }
 

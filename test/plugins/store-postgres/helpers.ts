@@ -6,8 +6,6 @@ import { after } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { CHANGE_CHANNEL } from '../../../plugins/store-postgres/database.ts';
 import type { MakeStore } from '../../../core/testing/store-contract.ts';
 import { PostgresStore, type PostgresStoreOptions } from '../../../plugins/store-postgres/store.ts';
 import { memoryLogger, realClock } from '../store-embedded/helpers.ts';
@@ -55,27 +53,12 @@ export function postgres<S>(pick: (store: PostgresStore) => S): MakeStore<S> {
   };
 }
 
-/**
- * Forwards the change feed's NOTIFY messages of other nodes to `store`'s change emitter, as the
- * LISTEN connection of notify.ts (issue 24, pgcluster) does: a second node hears the first one.
- */
-export async function forwardChanges(url: string, store: PostgresStore): Promise<{ close(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(`LISTEN ${CHANGE_CHANNEL}`);
-  client.on('notification', (n) => {
-    const { topic, id, node } = JSON.parse(n.payload ?? '{}') as { topic: string; id: string; node: string };
-    if (node !== store.database.nodeId) store.database.changes.emit('change', topic, id, node);
-  });
-  return { close: () => client.end() };
-}
-
 /** A fresh database and `n` open stores on it (n nodes); all closed and removed after `fn`. */
-export async function withStores(n: number, fn: (url: string, ...stores: PostgresStore[]) => Promise<void>): Promise<void> {
+export async function withStores(n: number, fn: (url: string, ...stores: PostgresStore[]) => Promise<void>, options: Partial<PostgresStoreOptions> = {}): Promise<void> {
   const url = await freshDatabaseUrl();
   const made: Array<{ store: PostgresStore; remove(): Promise<void> }> = [];
   try {
-    for (let i = 0; i < n; i++) made.push(await pgStore(url));
+    for (let i = 0; i < n; i++) made.push(await pgStore(url, options));
     for (const m of made) await m.store.open();
     await fn(url, ...made.map((m) => m.store));
   } finally {
