@@ -89,23 +89,31 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     assert.equal(readFileSync(ref!.path).length, Number((await b.database.query('SELECT segment_bytes FROM builds WHERE id = $1', [buildId]))[0].segment_bytes));
   });
 
-  test('a new build through A reaches B on the library change topic; B drops the old cached file', async () => {
+  test('a new build through A reaches B through the change feed; B drops the old cached file', async () => {
     await a.upsertLibrary(lib('/docs/refresh'));
     const first = await build(a, '/docs/refresh', [sampleSnippet({ content: 'first wombat edition' })]);
     assert.equal((await b.search('/docs/refresh', '', 'wombat', 5))[0]?.snippet.content, 'first wombat edition');
     const oldFile = b.builds.cache.pathOf(first);
     assert.ok(existsSync(oldFile));
+    // B hears of A's finalize through the change feed (LISTEN/NOTIFY, notify.ts).
+    const heard = new Promise<void>((resolve) => {
+      const on = (topic: string, id: string, from: string) => {
+        if (topic !== 'library' || id !== '/docs/refresh' || from !== a.database.nodeId) return;
+        b.database.changes.off('change', on);
+        resolve();
+      };
+      b.database.changes.on('change', on);
+    });
     const second = await build(a, '/docs/refresh', [sampleSnippet({ content: 'second wombat edition' })]);
-    // What the change feed (LISTEN/NOTIFY) delivers to B when A publishes.
-    b.database.changes.emit('change', 'library', '/docs/refresh', a.database.nodeId);
+    await heard;
     assert.equal((await b.search('/docs/refresh', '', 'wombat', 5))[0]?.snippet.content, 'second wombat edition');
     assert.equal((await b.segmentFile!('/docs/refresh', ''))?.buildId, second);
     assert.ok(!existsSync(oldFile), 'the replaced build’s cached segment is removed');
     assert.equal((await b.database.query('SELECT count(*)::int AS n FROM segment_chunks WHERE build_id = $1', [first]))[0].n, 0, 'the old rows are gone');
   });
 
-  test('without a notification, B still finds the new build once its cached answer is older than pollMs', async () => {
-    const polling = await pgStore(url, { pollMs: 1 });
+  test('a node without LISTEN (polling the change feed) serves the new build', async () => {
+    const polling = await pgStore(url, { pollMs: 20, listen: false });
     removers.push(polling.remove);
     const c = polling.store;
     await c.open();
@@ -114,7 +122,8 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
       await build(a, '/docs/poll', [sampleSnippet({ content: 'old numbat' })]);
       assert.equal((await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content, 'old numbat');
       await build(a, '/docs/poll', [sampleSnippet({ content: 'new numbat' })]);
-      await new Promise((r) => setTimeout(r, 5));
+      // Polled every 20 ms (and the served build read again after pollMs): within a few polls.
+      for (let i = 0; i < 100 && (await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content !== 'new numbat'; i++) await new Promise((r) => setTimeout(r, 20));
       assert.equal((await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content, 'new numbat');
     } finally {
       await c.close();
