@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Snippet } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
@@ -195,6 +196,8 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     const docs: StoredDocument[] = [
       { path: 'z-first.md', format: 'markdown', content: '# Z\n\nfirst by source order', hash: 'h1', meta: {} },
       { path: 'a-second.md', format: 'markdown', content: '# A\n\n' + 'long text '.repeat(50_000), hash: 'h2', meta: { etag: '"x"' }, title: 'A' },
+      // Incompressible: more than one 1 MiB piece once gzipped.
+      { path: 'm-big.md', format: 'markdown', content: randomBytes(1_200_000).toString('base64'), hash: 'h3', meta: {} },
     ];
     const buildId = await build(a, '/docs/stored', [sampleSnippet()], async (id) => {
       await a.addDocuments(id, docs.map((d) => ({ path: d.path, hash: d.hash, meta: d.meta, chunker: 'c1' })));
@@ -203,6 +206,8 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
       await out.commit();
     });
     assert.ok(!existsSync(storedDocsPath(b.database.env.dataDir, buildId)));
+    const [big] = await b.database.query<{ n: number }>('SELECT count(*)::int AS n FROM document_chunks WHERE build_id = $1 AND path = $2', [buildId, 'm-big.md']);
+    assert.ok(big.n > 1, 'the big document is stored in several pieces');
     assert.equal(await b.builds.localStoredDocs(buildId), true);
     const got: StoredDocument[] = [];
     for await (const d of readStoredDocs(b.database.env.dataDir, buildId)) got.push(d);
@@ -232,9 +237,13 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
     assert.ok(snippets.length > 300, 'large enough to build its segment in a worker thread');
     const data = await tempDataDir();
     const embedded = makeStore(data.dir, 'writer');
-    const node = await pgStore(await freshDatabaseUrl());
+    const dbUrl = await freshDatabaseUrl();
+    const node = await pgStore(dbUrl);
+    // A second node, which fetches the segment (several 1 MiB pieces) from the database.
+    const other = await pgStore(dbUrl);
     await embedded.open();
     await node.store.open();
+    await other.store.open();
     try {
       for (const store of [embedded, node.store]) {
         await store.upsertLibrary(lib('/fastify/fastify'));
@@ -256,7 +265,11 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
           want.map((h) => ({ ...h, snippet: strip(h.snippet) })),
           q,
         );
+        assert.deepEqual(await other.store.search('/fastify/fastify', '', q, 10), got, `${q} (the other node)`);
       }
+      const [pieces] = await node.store.database.query<{ n: number }>('SELECT segment_chunks AS n FROM builds WHERE state = $1', ['finalized']);
+      assert.ok(pieces.n > 1, `the segment is stored in several pieces (${pieces.n})`);
+      assert.equal(other.store.builds.stats().fetched, 1);
       const v = await node.store.getVersion('/fastify/fastify', '');
       assert.deepEqual(
         { snippets: v?.totalSnippets, tokens: v?.totalTokens },
@@ -265,8 +278,10 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
     } finally {
       await embedded.close();
       await node.store.close();
+      await other.store.close();
       await data.remove();
       await node.remove();
+      await other.remove();
     }
   });
 });
