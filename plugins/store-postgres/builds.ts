@@ -70,12 +70,12 @@ export class PgBuilds extends PgRole implements BuildStore {
   }
 
   /** A build that still takes changes, or the invalid_request error saying why not. */
-  private async stagedBuild(buildId: string, lock?: pg.ClientBase): Promise<{ libraryId: string; version: string }> {
-    const sql = `SELECT library_id, version, state FROM builds WHERE id = $1${lock ? ' FOR UPDATE' : ''}`;
+  private async stagedBuild(buildId: string, lock?: pg.ClientBase): Promise<{ libraryId: string; version: string; staged: number }> {
+    const sql = `SELECT library_id, version, state, total_snippets FROM builds WHERE id = $1${lock ? ' FOR UPDATE' : ''}`;
     const [build] = lock ? (await lock.query(sql, [String(buildId)])).rows : await this.query(sql, [String(buildId)]);
     if (!build) throw invalid(`Build "${buildId}" not found (its library may have been deleted).`);
     if (str(build.state) !== 'building') throw invalid(`Build "${buildId}" is ${str(build.state)}; it no longer accepts changes.`);
-    return { libraryId: str(build.library_id), version: str(build.version) };
+    return { libraryId: str(build.library_id), version: str(build.version), staged: num(build.total_snippets) };
   }
 
   async addSnippets(buildId: string, snippets: Snippet[]): Promise<void> {
@@ -90,8 +90,14 @@ export class PgBuilds extends PgRole implements BuildStore {
   }
 
   private async appendSnippets(buildId: string, snippets: Snippet[]): Promise<void> {
-    await this.stagedBuild(buildId);
-    if (snippets.length === 0) return;
+    if (snippets.length === 0) {
+      await this.stagedBuild(buildId);
+      return;
+    }
+    // The build's count of staged snippets, kept in its row: finalize refuses a build whose
+    // snippets were staged by another process (its staging file is not here).
+    const counted = await this.query('UPDATE builds SET total_snippets = total_snippets + $2 WHERE id = $1 AND state = $3 RETURNING 1', [String(buildId), snippets.length, 'building']);
+    if (counted.length === 0) await this.stagedBuild(buildId); // throws why
     const ids = (await this.query<{ id: string }>("SELECT nextval('snippet_ids') AS id FROM generate_series(1, $1)", [snippets.length]))
       .map((r) => Number(r.id))
       .sort((a, b) => a - b);
@@ -143,9 +149,12 @@ export class PgBuilds extends PgRole implements BuildStore {
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {
     await (this.appending.get(buildId) ?? Promise.resolve());
-    const { libraryId, version } = await this.stagedBuild(buildId);
+    const { libraryId, version, staged: recorded } = await this.stagedBuild(buildId);
     // The segment first, into this node's cache (it serves it from there), off the event loop
     // for a large build; then its bytes go to the database with the switch-over.
+    if (!this.staging.has(buildId) && recorded > 0) {
+      throw invalid(`Build "${buildId}" was staged by another process (its ${recorded} snippets are not on this node); build it again.`);
+    }
     const staged = this.stagingFor(buildId);
     const totals = { snippets: staged.count, tokens: staged.tokens };
     const file = this.cache.pathOf(buildId);
@@ -159,8 +168,8 @@ export class PgBuilds extends PgRole implements BuildStore {
     let previous: string | null;
     try {
       previous = await this.tx(async (c) => {
-        await this.stagedBuild(buildId, c); // still staged (not failed or deleted meanwhile), and locked
-        if (staged.count !== totals.snippets) throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
+        const still = await this.stagedBuild(buildId, c); // still staged (not failed or deleted meanwhile), and locked
+        if (staged.count !== totals.snippets || still.staged !== totals.snippets) throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
         const rows = await uploadSegment(c, buildId, file);
         const docs = await uploadStoredDocs(c, this.database.env.dataDir, buildId).catch((err: unknown) => {
           // The build is served without them: a chunker change then needs the source again.

@@ -131,6 +131,21 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     }
   });
 
+  test('a build staged on A cannot be finalized through B (its snippets are on A’s disk)', async () => {
+    await a.upsertLibrary(lib('/docs/elsewhere'));
+    const served = await build(a, '/docs/elsewhere', [sampleSnippet({ content: 'served bilby' })]);
+    const staged = await a.beginBuild('/docs/elsewhere', '', null);
+    await a.addSnippets(staged, [sampleSnippet({ content: 'staged bilby' })]);
+    await assert.rejects(b.finalizeBuild(staged), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'invalid_request');
+      assert.match(err.message, /another process/);
+      return true;
+    });
+    assert.equal((await b.getVersion('/docs/elsewhere', ''))?.activeBuildId, served, 'the served build is untouched');
+    await a.finalizeBuild(staged);
+    assert.equal((await a.search('/docs/elsewhere', '', 'bilby', 5))[0]?.snippet.content, 'staged bilby');
+  });
+
   test('a damaged or missing cached segment is fetched again, never served', async () => {
     await a.upsertLibrary(lib('/docs/damage'));
     const snippets = Array.from({ length: 40 }, (_, i) => sampleSnippet({ title: `Part ${i}`, content: `filler text number ${i}` }));
