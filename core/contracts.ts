@@ -606,6 +606,36 @@ export interface BuildStore {
    * the build stored none. Without it, the local file is all there is.
    */
   localStoredDocs?(buildId: string): Promise<boolean>;
+  /**
+   * Optional: the store's own index of build vectors (PostgreSQL with pgvector), or null when it
+   * has none now. Without one (or null), core/vectors.ts keeps vectors in files beside the data
+   * directory, as with the embedded store.
+   */
+  buildVectors?(): Promise<BuildVectorStore | null>;
+}
+
+/** What a build's vectors are: the model and dimension that made them, and the text hash of each row (row i: the snippet of seq i). */
+export interface StoredVectorsMeta {
+  model: string;
+  dimensions: number;
+  count: number;
+  /** Changes whenever the vectors do (an answer's ETag holds it). */
+  checksum: string;
+  hashes: string[];
+}
+
+/** A store's index of build vectors (BuildStore.buildVectors); a build's vectors go with the build. */
+export interface BuildVectorStore {
+  /** Replaces a build's vectors (row i is the snippet of seq i); the build must exist. Returns their checksum. */
+  write(buildId: string, input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] }): Promise<string>;
+  /** The build's vectors' description, or null when it has none. */
+  meta(buildId: string): Promise<StoredVectorsMeta | null>;
+  /** Every row of the build, in order. */
+  rows(buildId: string): Promise<Float32Array[]>;
+  /** The k rows most similar (cosine) to `vector`, best first: their positions and cosine similarity. */
+  query(buildId: string, vector: Float32Array, k: number): Promise<Array<{ position: number; score: number }>>;
+  /** Removes a build's vectors (a failed embedding). */
+  remove(buildId: string): Promise<void>;
 }
 
 /**

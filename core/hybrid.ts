@@ -11,7 +11,7 @@ import type { Embedder, SearchHit, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { ProviderError } from './providers.ts';
 import { normalise, openVectorIndex, type VectorHit, type VectorIndex } from './vector-index.ts';
-import { buildVectorsPath, currentEmbedder, providerKeyScrubber, readBuildVectorsMeta, vectorsMatch, type BuildVectorsMeta } from './vectors.ts';
+import { buildVectorsMeta, buildVectorsPath, currentEmbedder, providerKeyScrubber, vectorsMatch, type BuildVectorsMeta } from './vectors.ts';
 
 /** The RRF constant: a hit at rank r of one list adds 1 / (RRF_K + r). */
 export const RRF_K = 60;
@@ -86,6 +86,13 @@ export async function embedQuestion(kernel: Kernel, embedder: Embedder, query: s
   }
 }
 
+/** A build's vectors in the store's own vector index (BuildStore.buildVectors: pgvector), queried there. */
+async function storeVectorIndex(kernel: Kernel, buildId: string, meta: BuildVectorsMeta): Promise<VectorIndex> {
+  const stored = await kernel.store.buildVectors?.();
+  if (!stored) throw new Error('the store no longer has its vector index');
+  return { kind: 'store', dimensions: meta.dimensions, size: meta.count, query: (vector, k) => stored.query(buildId, vector, k) };
+}
+
 /** A version's vectors, opened once (the index read and checked, the snippets loaded). */
 function openVersion(kernel: Kernel, libraryId: string, version: string, buildId: string, meta: BuildVectorsMeta): OpenedVersion {
   const cache = lru(opened, kernel, 8);
@@ -94,7 +101,7 @@ function openVersion(kernel: Kernel, libraryId: string, version: string, buildId
   if (!entry) {
     entry = {
       meta,
-      index: openVectorIndex(meta.index, buildVectorsPath(kernel.env.dataDir, buildId), meta.dimensions, meta.count, meta.checksum),
+      index: meta.index === 'store' ? storeVectorIndex(kernel, buildId, meta) : openVectorIndex(meta.index, buildVectorsPath(kernel.env.dataDir, buildId), meta.dimensions, meta.count, meta.checksum),
       snippets: kernel.store.getSnippets(libraryId, version),
     };
     entry.index.catch(() => cache.delete(key));
@@ -119,7 +126,7 @@ export async function startHybrid(kernel: Kernel, libraryId: string, version: st
   if (!embedder) return null;
   const buildId = (await kernel.store.getVersion(libraryId, version))?.activeBuildId;
   if (!buildId) return null;
-  const meta = await readBuildVectorsMeta(kernel.env.dataDir, buildId);
+  const meta = await buildVectorsMeta(kernel, buildId);
   if (!meta || !vectorsMatch(meta, embedder)) return null;
   const queryVector = embedQuestion(kernel, embedder, query);
   const entry = openVersion(kernel, libraryId, version, buildId, meta);

@@ -30,7 +30,8 @@ export interface VectorHit {
 
 /** An opened vector index: query only (indexes are written once, per build). */
 export interface VectorIndex {
-  readonly kind: VectorIndexKind;
+  /** A file index, or the store's own (BuildStore.buildVectors, queried in the database). */
+  readonly kind: VectorIndexKind | 'store';
   readonly dimensions: number;
   readonly size: number;
   /** The k rows most similar to `vector` (any length-`dimensions` vector; normalised here), best first. */

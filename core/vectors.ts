@@ -39,7 +39,8 @@ export interface BuildVectorsMeta {
   model: string;
   dimensions: number;
   count: number;
-  index: VectorIndexKind;
+  /** Where the rows are: a file index (core/vector-index.ts), or the store's own (BuildStore.buildVectors). */
+  index: VectorIndexKind | 'store';
   checksum: string;
   /** sha1 of each row's embedded text, in build order. */
   hashes: string[];
@@ -127,6 +128,24 @@ async function parseBuildVectorsMeta(file: string): Promise<BuildVectorsMeta | n
   }
 }
 
+/**
+ * The vectors' description of a build: from the store's own vector index when it has one
+ * (BuildStore.buildVectors: pgvector) and holds this build's, else from the files.
+ */
+export async function buildVectorsMeta(kernel: Pick<Kernel, 'store' | 'env'>, buildId: string): Promise<BuildVectorsMeta | null> {
+  const stored = await kernel.store.buildVectors?.();
+  const m = stored ? await stored.meta(buildId) : null;
+  if (m) return { format: FORMAT, index: 'store', ...m };
+  return readBuildVectorsMeta(kernel.env.dataDir, buildId);
+}
+
+/** Writes a build's vectors: into the store's own vector index when it has one, else to files (writeBuildVectors). */
+async function saveBuildVectors(kernel: Pick<Kernel, 'store' | 'env'>, buildId: string, input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] }): Promise<void> {
+  const stored = await kernel.store.buildVectors?.();
+  if (stored) await stored.write(buildId, input);
+  else await writeBuildVectors(kernel.env.dataDir, buildId, input);
+}
+
 export function buildVectorsPath(dataDir: string, buildId: string): string {
   return buildDir(dataDir, buildId);
 }
@@ -191,13 +210,16 @@ export function vectorsMatch(meta: Pick<BuildVectorsMeta, 'model' | 'dimensions'
 }
 
 /** The vectors of a build by text hash, when they match the embedder (for reuse on refresh). */
-async function reusableVectors(dataDir: string, buildId: string | null, embedder: Embedder): Promise<Map<string, Float32Array>> {
+async function reusableVectors(kernel: Pick<Kernel, 'store' | 'env'>, buildId: string | null, embedder: Embedder): Promise<Map<string, Float32Array>> {
   const out = new Map<string, Float32Array>();
   if (!buildId) return out;
-  const meta = await readBuildVectorsMeta(dataDir, buildId);
+  const meta = await buildVectorsMeta(kernel, buildId);
   if (!meta || !vectorsMatch(meta, embedder)) return out;
   try {
-    const rows = await readVectorRows(meta.index, buildDir(dataDir, buildId), meta.dimensions, meta.count, meta.checksum);
+    const rows =
+      meta.index === 'store'
+        ? await (await kernel.store.buildVectors!())!.rows(buildId)
+        : await readVectorRows(meta.index, buildDir(kernel.env.dataDir, buildId), meta.dimensions, meta.count, meta.checksum);
     meta.hashes.forEach((h, i) => out.set(h, rows[i]));
   } catch {
     out.clear();
@@ -268,7 +290,7 @@ export async function embedTexts(
   run: EmbedRun,
 ): Promise<{ hashes: string[]; vectors: Float32Array[]; dimensions: number; reused: number; embedded: number }> {
   const hashes = texts.map(textHash);
-  const previous = await reusableVectors(kernel.env.dataDir, reuseFrom, embedder);
+  const previous = await reusableVectors(kernel, reuseFrom, embedder);
   const vectors: Float32Array[] = new Array(texts.length);
   const todo: number[] = [];
   hashes.forEach((h, i) => {
@@ -339,11 +361,12 @@ export class IngestVectors {
     const scrub = await providerKeyScrubber(this.kernel);
     try {
       const got = await embedTexts(this.kernel, this.embedder, this.texts, reuseFrom, run);
-      await writeBuildVectors(this.kernel.env.dataDir, buildId, { model: this.embedder.model, dimensions: got.dimensions, hashes: got.hashes, vectors: got.vectors });
+      await saveBuildVectors(this.kernel, buildId, { model: this.embedder.model, dimensions: got.dimensions, hashes: got.hashes, vectors: got.vectors });
       run.log('info', `vectors written: ${got.vectors.length} x ${got.dimensions} (${this.embedder.model}; ${got.reused} reused, ${got.embedded} embedded)`);
       if (job.version === '') await writeLibraryVector(this.kernel, this.embedder, job.libraryId, [...this.headings], run.log);
     } catch (e) {
       await removeBuildVectors(this.kernel.env.dataDir, buildId);
+      await (await this.kernel.store.buildVectors?.())?.remove(buildId).catch(() => {});
       if (run.signal.aborted) throw e;
       throw embeddingJobError(e, scrub);
     }
@@ -365,7 +388,7 @@ export async function embedServedVersion(kernel: Kernel, job: { libraryId: strin
   const version = await kernel.store.getVersion(job.libraryId, job.version);
   const buildId = version?.activeBuildId;
   if (!buildId) throw new RefdeskError('version_not_found', `${name} has no served build to embed.`);
-  const meta = await readBuildVectorsMeta(kernel.env.dataDir, buildId);
+  const meta = await buildVectorsMeta(kernel, buildId);
   if (meta && vectorsMatch(meta, embedder)) {
     run.log('info', `${name} already has vectors of ${embedder.model}: nothing to embed`);
     return { snippets: meta.count };
@@ -378,7 +401,7 @@ export async function embedServedVersion(kernel: Kernel, job: { libraryId: strin
       run.log('info', `${name} was rebuilt meanwhile (its new build has its own vectors): these are not kept`);
       return { snippets: 0 };
     }
-    await writeBuildVectors(kernel.env.dataDir, buildId, { model: embedder.model, dimensions: got.dimensions, hashes: got.hashes, vectors: got.vectors });
+    await saveBuildVectors(kernel, buildId, { model: embedder.model, dimensions: got.dimensions, hashes: got.hashes, vectors: got.vectors });
     run.log('info', `vectors written: ${got.vectors.length} x ${got.dimensions} (${embedder.model}; ${got.reused} reused, ${got.embedded} embedded)`);
     if (job.version === '') {
       const headings = new Set<string>();
@@ -408,7 +431,7 @@ export async function queueEmbeddings(kernel: Kernel): Promise<string[]> {
     );
     for (const v of await store.listVersions(library.id)) {
       if (!v.activeBuildId || pending.has(v.version)) continue;
-      const meta = await readBuildVectorsMeta(kernel.env.dataDir, v.activeBuildId);
+      const meta = await buildVectorsMeta(kernel, v.activeBuildId);
       if (meta && vectorsMatch(meta, embedder)) continue;
       const job = await store.createJob({ libraryId: library.id, version: v.version, kind: EMBED_JOB_KIND });
       const why = meta ? `its vectors are of ${meta.model} (${meta.dimensions} dimensions)` : 'it has no vectors';
@@ -488,7 +511,7 @@ export async function vectorsTag(kernel: Kernel, builds: ReadonlyArray<string | 
   if (!embedder) return null;
   const parts: string[] = [await kernel.providers.fingerprint()];
   if (builds) {
-    for (const b of builds) parts.push(b ? ((await readBuildVectorsMeta(kernel.env.dataDir, b))?.checksum ?? '-') : '-');
+    for (const b of builds) parts.push(b ? ((await buildVectorsMeta(kernel, b))?.checksum ?? '-') : '-');
   } else {
     parts.push(...(await readdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR)).catch(() => [] as string[])).sort());
   }

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { BuildDocument, BuildStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
+import type { BuildDocument, BuildStore, BuildVectorStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../../core/store-rules.ts';
 import { hasStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
@@ -33,6 +33,7 @@ import { PgRole, type PgDatabase } from './database.ts';
 import { jsonObject, num, str } from './rows.ts';
 import { BuildGoneError, PgSegmentCache } from './segment-cache.ts';
 import { downloadStoredDocs, uploadSegment, uploadStoredDocs } from './segment-rows.ts';
+import { PgVectors } from './vectors.ts';
 
 export class PgBuilds extends PgRole implements BuildStore {
   /** This node's served builds, cached segment files and open segments. */
@@ -43,6 +44,7 @@ export class PgBuilds extends PgRole implements BuildStore {
   private readonly staging = new Map<string, StagingFile>();
   /** Per build, the end of its last addSnippets: batches are staged in the order they were given. */
   private readonly appending = new Map<string, Promise<void>>();
+  private vectors: Promise<PgVectors | null> | null = null;
 
   constructor(
     database: PgDatabase,
@@ -68,12 +70,12 @@ export class PgBuilds extends PgRole implements BuildStore {
   }
 
   /** A build that still takes changes, or the invalid_request error saying why not. */
-  private async stagedBuild(buildId: string, lock?: pg.ClientBase): Promise<{ libraryId: string; version: string }> {
-    const sql = `SELECT library_id, version, state FROM builds WHERE id = $1${lock ? ' FOR UPDATE' : ''}`;
+  private async stagedBuild(buildId: string, lock?: pg.ClientBase): Promise<{ libraryId: string; version: string; staged: number }> {
+    const sql = `SELECT library_id, version, state, total_snippets FROM builds WHERE id = $1${lock ? ' FOR UPDATE' : ''}`;
     const [build] = lock ? (await lock.query(sql, [String(buildId)])).rows : await this.query(sql, [String(buildId)]);
     if (!build) throw invalid(`Build "${buildId}" not found (its library may have been deleted).`);
     if (str(build.state) !== 'building') throw invalid(`Build "${buildId}" is ${str(build.state)}; it no longer accepts changes.`);
-    return { libraryId: str(build.library_id), version: str(build.version) };
+    return { libraryId: str(build.library_id), version: str(build.version), staged: num(build.total_snippets) };
   }
 
   async addSnippets(buildId: string, snippets: Snippet[]): Promise<void> {
@@ -88,8 +90,14 @@ export class PgBuilds extends PgRole implements BuildStore {
   }
 
   private async appendSnippets(buildId: string, snippets: Snippet[]): Promise<void> {
-    await this.stagedBuild(buildId);
-    if (snippets.length === 0) return;
+    if (snippets.length === 0) {
+      await this.stagedBuild(buildId);
+      return;
+    }
+    // The build's count of staged snippets, kept in its row: finalize refuses a build whose
+    // snippets were staged by another process (its staging file is not here).
+    const counted = await this.query('UPDATE builds SET total_snippets = total_snippets + $2 WHERE id = $1 AND state = $3 RETURNING 1', [String(buildId), snippets.length, 'building']);
+    if (counted.length === 0) await this.stagedBuild(buildId); // throws why
     const ids = (await this.query<{ id: string }>("SELECT nextval('snippet_ids') AS id FROM generate_series(1, $1)", [snippets.length]))
       .map((r) => Number(r.id))
       .sort((a, b) => a - b);
@@ -141,9 +149,12 @@ export class PgBuilds extends PgRole implements BuildStore {
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {
     await (this.appending.get(buildId) ?? Promise.resolve());
-    const { libraryId, version } = await this.stagedBuild(buildId);
+    const { libraryId, version, staged: recorded } = await this.stagedBuild(buildId);
     // The segment first, into this node's cache (it serves it from there), off the event loop
     // for a large build; then its bytes go to the database with the switch-over.
+    if (!this.staging.has(buildId) && recorded > 0) {
+      throw invalid(`Build "${buildId}" was staged by another process (its ${recorded} snippets are not on this node); build it again.`);
+    }
     const staged = this.stagingFor(buildId);
     const totals = { snippets: staged.count, tokens: staged.tokens };
     const file = this.cache.pathOf(buildId);
@@ -157,8 +168,8 @@ export class PgBuilds extends PgRole implements BuildStore {
     let previous: string | null;
     try {
       previous = await this.tx(async (c) => {
-        await this.stagedBuild(buildId, c); // still staged (not failed or deleted meanwhile), and locked
-        if (staged.count !== totals.snippets) throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
+        const still = await this.stagedBuild(buildId, c); // still staged (not failed or deleted meanwhile), and locked
+        if (staged.count !== totals.snippets || still.staged !== totals.snippets) throw invalid(`Build "${buildId}" received snippets while it was being finalized; finalize it again.`);
         const rows = await uploadSegment(c, buildId, file);
         const docs = await uploadStoredDocs(c, this.database.env.dataDir, buildId).catch((err: unknown) => {
           // The build is served without them: a chunker change then needs the source again.
@@ -217,6 +228,7 @@ export class PgBuilds extends PgRole implements BuildStore {
       return true;
     });
     if (!failed) return;
+    await (await this.buildVectors())?.remove(buildId);
     await this.discardStaging(buildId);
     await this.forgetBuilds([buildId]);
   }
@@ -288,6 +300,21 @@ export class PgBuilds extends PgRole implements BuildStore {
     const dataDir = this.database.env.dataDir;
     if (await hasStoredDocs(dataDir, buildId)) return true;
     return downloadStoredDocs((sql, params) => this.query(sql, params), dataDir, buildId);
+  }
+
+  /**
+   * Optional BuildStore method: the builds' vectors in pgvector when the database has the
+   * extension and its table (vectors.ts); null otherwise (core keeps them in files).
+   */
+  buildVectors(): Promise<BuildVectorStore | null> {
+    this.vectors ??= PgVectors.available(this.database).then(
+      (yes) => (yes ? new PgVectors(this.database) : null),
+      (err: unknown) => {
+        this.vectors = null; // asked again next time
+        throw err;
+      },
+    );
+    return this.vectors;
   }
 
   /** Closes the open segments and this process's staging files (kept: the sweep removes them). */

@@ -163,7 +163,7 @@ export class PgSegmentCache {
       segment = openSegment(await this.file(buildId), buildId, DEFAULT_BM25, info.checksum);
     } catch (err) {
       if (!(err instanceof SegmentError)) throw err;
-      segment = await this.refetch(buildId, err, info.checksum);
+      segment = await this.refetch(buildId, err);
     }
     this.stats.opened++;
     this.segments.set(segment);
@@ -171,14 +171,15 @@ export class PgSegmentCache {
   }
 
   /** A cached file that cannot be used (damaged, missing, another format): removed, fetched again and opened. */
-  private async refetch(buildId: string, why: SegmentError, checksum: string | null): Promise<ServedSegment> {
+  private async refetch(buildId: string, why: SegmentError): Promise<ServedSegment> {
     this.database.logger.warn('store: the cached index segment of a build cannot be used; fetching it again', { buildId, reason: why.reason, detail: why.message });
     this.stats.refetched++;
     this.segments.delete(buildId);
+    this.files.delete(buildId); // read what the catalog records again too
     await unlinkIfPresent(this.pathOf(buildId));
     const path = await this.fetch(buildId);
     try {
-      return openSegment(path, buildId, DEFAULT_BM25, checksum);
+      return openSegment(path, buildId, DEFAULT_BM25, (await this.buildFile(buildId)).checksum);
     } catch (err) {
       if (!(err instanceof SegmentError)) throw err;
       this.database.logger.error('store: the index segment of a build cannot be opened', { buildId, reason: err.reason, detail: err.message });
@@ -198,7 +199,7 @@ export class PgSegmentCache {
       if (!(err instanceof SegmentError)) throw err;
       let pending = this.pendingOpens.get(buildId);
       if (!pending) {
-        pending = this.refetch(buildId, err, (await this.buildFile(buildId)).checksum)
+        pending = this.refetch(buildId, err)
           .then((fresh) => {
             this.segments.set(fresh);
             return fresh;

@@ -1,6 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import type { Snippet } from '../../core/contracts.ts';
+import { MarkdownChunker } from '../../plugins/chunker-markdown/markdown-chunker.ts';
 
 /** ../shared/corpora beside the checkout (frozen documentation used as test data). */
 export const CORPORA_DIR = fileURLToPath(new URL('../../../shared/corpora', import.meta.url));
@@ -21,4 +23,20 @@ export function corpora(): CorpusEntry[] {
 
 export function corpusFile(corpus: string, path: string): string {
   return readFileSync(join(CORPORA_DIR, corpus, path), 'utf8');
+}
+
+/** The markdown files of a corpus chunked as an upload ingest would, in path order. */
+export function chunkedCorpus(corpus: string): Snippet[] {
+  const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 600 });
+  const root = join(CORPORA_DIR, corpus);
+  const out: Snippet[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.mdx?$/.test(name)) out.push(...chunker.chunk({ path: relative(root, p), format: name.endsWith('.mdx') ? 'mdx' : 'markdown', content: readFileSync(p, 'utf8') }));
+    }
+  };
+  walk(root);
+  return out;
 }

@@ -13,4 +13,9 @@ ALTER TABLE builds ADD COLUMN segment_sha256 text;
 -- The order the source gave a build's documents in: a re-chunk from the stored documents
 -- (document_chunks) reads them in that order, as the embedded store's stored-docs file does.
 ALTER TABLE build_documents ADD COLUMN ord integer;
-ALTER TABLE build_documents ADD COLUMN stored boolean NOT NULL DEFAULT false;
+
+-- A build's vectors in pgvector (plugins/store-postgres/vectors.ts; the rows in 002's
+-- snippet_vectors): their checksum (an answer's ETag holds it) and the text hash of each row, in
+-- order (a refresh reuses the vectors of unchanged texts). Null: the build has no vectors there.
+ALTER TABLE builds ADD COLUMN embedding_checksum text;
+ALTER TABLE builds ADD COLUMN embedding_hashes jsonb;

@@ -1,16 +1,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile, truncate, unlink, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { Snippet } from '../../../core/contracts.ts';
 import { buildLexicalIndex } from '../../../core/search/lexical-index.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
-import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
 import { HEADER_BYTES, SEGMENT_DIR, removeSegments } from '../../../plugins/store-embedded/segment.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
-import { CORPORA_DIR, hasCorpora } from '../../helpers/corpora.ts';
+import { chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
 import { withReopenableStore } from './helpers.ts';
 
 const QUESTIONS = [
@@ -25,18 +24,7 @@ const QUESTIONS = [
 
 /** The koa corpus chunked as an upload ingest would. */
 function koaSnippets(): Snippet[] {
-  const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 600 });
-  const root = join(CORPORA_DIR, 'koa');
-  const out: Snippet[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.mdx?$/.test(name)) out.push(...chunker.chunk({ path: relative(root, p), format: name.endsWith('.mdx') ? 'mdx' : 'markdown', content: readFileSync(p, 'utf8') }));
-    }
-  };
-  walk(root);
-  return out;
+  return chunkedCorpus('koa');
 }
 
 const withStore = withReopenableStore;

@@ -7,38 +7,22 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { open, readdir, unlink } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Snippet } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { StoredDocsWriter, readStoredDocs, storedDocsPath, type StoredDocument } from '../../../core/stored-docs.ts';
-import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
 import { HEADER_BYTES } from '../../../plugins/store-embedded/segment.ts';
 import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
-import { CORPORA_DIR, hasCorpora } from '../../helpers/corpora.ts';
+import { CORPORA_DIR, chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
 import { makeStore, tempDataDir } from '../store-embedded/helpers.ts';
 import { freshDatabaseUrl, pgStore } from './helpers.ts';
 
 const skip = postgresSkipReason();
-
-/** A corpus chunked as an upload ingest would (as test/plugins/store-embedded/segments.test.ts does for koa). */
-function corpusSnippets(corpus: string): Snippet[] {
-  const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 600 });
-  const root = join(CORPORA_DIR, corpus);
-  const out: Snippet[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.mdx?$/.test(name)) out.push(...chunker.chunk({ path: relative(root, p), format: name.endsWith('.mdx') ? 'mdx' : 'markdown', content: readFileSync(p, 'utf8') }));
-    }
-  };
-  walk(root);
-  return out;
-}
 
 const lib = (id: string) => ({ id, title: id, source: { kind: 'upload', spec: {} } });
 
@@ -85,6 +69,10 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     for (const r of removers) await r();
   });
 
+  test('without the vector extension the store has no vector index (core keeps vectors in files)', async () => {
+    assert.equal(await a.buildVectors!(), null);
+  });
+
   test('a build finalized through A is served by B, whose cache fetches the segment once', async () => {
     await a.upsertLibrary(lib('/docs/two'));
     const buildId = await build(a, '/docs/two', [sampleSnippet({ content: 'the quokka lives on Rottnest' }), sampleSnippet({ content: 'other prose' })]);
@@ -102,23 +90,31 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     assert.equal(readFileSync(ref!.path).length, Number((await b.database.query('SELECT segment_bytes FROM builds WHERE id = $1', [buildId]))[0].segment_bytes));
   });
 
-  test('a new build through A reaches B on the library change topic; B drops the old cached file', async () => {
+  test('a new build through A reaches B through the change feed; B drops the old cached file', async () => {
     await a.upsertLibrary(lib('/docs/refresh'));
     const first = await build(a, '/docs/refresh', [sampleSnippet({ content: 'first wombat edition' })]);
     assert.equal((await b.search('/docs/refresh', '', 'wombat', 5))[0]?.snippet.content, 'first wombat edition');
     const oldFile = b.builds.cache.pathOf(first);
     assert.ok(existsSync(oldFile));
+    // B hears of A's finalize through the change feed (LISTEN/NOTIFY, notify.ts).
+    const heard = new Promise<void>((resolve) => {
+      const on = (topic: string, id: string, from: string) => {
+        if (topic !== 'library' || id !== '/docs/refresh' || from !== a.database.nodeId) return;
+        b.database.changes.off('change', on);
+        resolve();
+      };
+      b.database.changes.on('change', on);
+    });
     const second = await build(a, '/docs/refresh', [sampleSnippet({ content: 'second wombat edition' })]);
-    // What the change feed (LISTEN/NOTIFY) delivers to B when A publishes.
-    b.database.changes.emit('change', 'library', '/docs/refresh', a.database.nodeId);
+    await heard;
     assert.equal((await b.search('/docs/refresh', '', 'wombat', 5))[0]?.snippet.content, 'second wombat edition');
     assert.equal((await b.segmentFile!('/docs/refresh', ''))?.buildId, second);
     assert.ok(!existsSync(oldFile), 'the replaced build’s cached segment is removed');
     assert.equal((await b.database.query('SELECT count(*)::int AS n FROM segment_chunks WHERE build_id = $1', [first]))[0].n, 0, 'the old rows are gone');
   });
 
-  test('without a notification, B still finds the new build once its cached answer is older than pollMs', async () => {
-    const polling = await pgStore(url, { pollMs: 1 });
+  test('a node without LISTEN (polling the change feed) serves the new build', async () => {
+    const polling = await pgStore(url, { pollMs: 20, listen: false });
     removers.push(polling.remove);
     const c = polling.store;
     await c.open();
@@ -127,11 +123,27 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
       await build(a, '/docs/poll', [sampleSnippet({ content: 'old numbat' })]);
       assert.equal((await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content, 'old numbat');
       await build(a, '/docs/poll', [sampleSnippet({ content: 'new numbat' })]);
-      await new Promise((r) => setTimeout(r, 5));
+      // Polled every 20 ms (and the served build read again after pollMs): within a few polls.
+      for (let i = 0; i < 100 && (await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content !== 'new numbat'; i++) await new Promise((r) => setTimeout(r, 20));
       assert.equal((await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content, 'new numbat');
     } finally {
       await c.close();
     }
+  });
+
+  test('a build staged on A cannot be finalized through B (its snippets are on A’s disk)', async () => {
+    await a.upsertLibrary(lib('/docs/elsewhere'));
+    const served = await build(a, '/docs/elsewhere', [sampleSnippet({ content: 'served bilby' })]);
+    const staged = await a.beginBuild('/docs/elsewhere', '', null);
+    await a.addSnippets(staged, [sampleSnippet({ content: 'staged bilby' })]);
+    await assert.rejects(b.finalizeBuild(staged), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'invalid_request');
+      assert.match(err.message, /another process/);
+      return true;
+    });
+    assert.equal((await b.getVersion('/docs/elsewhere', ''))?.activeBuildId, served, 'the served build is untouched');
+    await a.finalizeBuild(staged);
+    assert.equal((await a.search('/docs/elsewhere', '', 'bilby', 5))[0]?.snippet.content, 'staged bilby');
   });
 
   test('a damaged or missing cached segment is fetched again, never served', async () => {
@@ -199,6 +211,8 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     const docs: StoredDocument[] = [
       { path: 'z-first.md', format: 'markdown', content: '# Z\n\nfirst by source order', hash: 'h1', meta: {} },
       { path: 'a-second.md', format: 'markdown', content: '# A\n\n' + 'long text '.repeat(50_000), hash: 'h2', meta: { etag: '"x"' }, title: 'A' },
+      // Incompressible: more than one 1 MiB piece once gzipped.
+      { path: 'm-big.md', format: 'markdown', content: randomBytes(1_200_000).toString('base64'), hash: 'h3', meta: {} },
     ];
     const buildId = await build(a, '/docs/stored', [sampleSnippet()], async (id) => {
       await a.addDocuments(id, docs.map((d) => ({ path: d.path, hash: d.hash, meta: d.meta, chunker: 'c1' })));
@@ -207,6 +221,8 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
       await out.commit();
     });
     assert.ok(!existsSync(storedDocsPath(b.database.env.dataDir, buildId)));
+    const [big] = await b.database.query<{ n: number }>('SELECT count(*)::int AS n FROM document_chunks WHERE build_id = $1 AND path = $2', [buildId, 'm-big.md']);
+    assert.ok(big.n > 1, 'the big document is stored in several pieces');
     assert.equal(await b.builds.localStoredDocs(buildId), true);
     const got: StoredDocument[] = [];
     for await (const d of readStoredDocs(b.database.env.dataDir, buildId)) got.push(d);
@@ -232,13 +248,17 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
   };
 
   test('the fastify corpus: same hits, same scores, same snippets for the benchmark questions', async () => {
-    const snippets = corpusSnippets('fastify');
+    const snippets = chunkedCorpus('fastify');
     assert.ok(snippets.length > 300, 'large enough to build its segment in a worker thread');
     const data = await tempDataDir();
     const embedded = makeStore(data.dir, 'writer');
-    const node = await pgStore(await freshDatabaseUrl());
+    const dbUrl = await freshDatabaseUrl();
+    const node = await pgStore(dbUrl);
+    // A second node, which fetches the segment (several 1 MiB pieces) from the database.
+    const other = await pgStore(dbUrl);
     await embedded.open();
     await node.store.open();
+    await other.store.open();
     try {
       for (const store of [embedded, node.store]) {
         await store.upsertLibrary(lib('/fastify/fastify'));
@@ -260,7 +280,11 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
           want.map((h) => ({ ...h, snippet: strip(h.snippet) })),
           q,
         );
+        assert.deepEqual(await other.store.search('/fastify/fastify', '', q, 10), got, `${q} (the other node)`);
       }
+      const [pieces] = await node.store.database.query<{ n: number }>('SELECT segment_chunks AS n FROM builds WHERE state = $1', ['finalized']);
+      assert.ok(pieces.n > 1, `the segment is stored in several pieces (${pieces.n})`);
+      assert.equal(other.store.builds.stats().fetched, 1);
       const v = await node.store.getVersion('/fastify/fastify', '');
       assert.deepEqual(
         { snippets: v?.totalSnippets, tokens: v?.totalTokens },
@@ -269,8 +293,10 @@ describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCor
     } finally {
       await embedded.close();
       await node.store.close();
+      await other.store.close();
       await data.remove();
       await node.remove();
+      await other.remove();
     }
   });
 });

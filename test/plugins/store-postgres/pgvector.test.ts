@@ -38,10 +38,12 @@ describe('store-postgres pgvector SQL on PGlite over the wire protocol', () => {
 
   test('the migrations create the extension, the table and an HNSW index per dimension', async () => {
     const result = await migrate(db);
-    assert.deepEqual(result.ran, [
+    // 1 and 2 first; the later files (003 onwards) all applied too.
+    assert.deepEqual(result.ran.slice(0, 2), [
       { version: 1, name: 'core', status: 'applied' },
       { version: 2, name: 'vectors', status: 'applied' },
     ]);
+    assert.ok(result.ran.every((r) => r.status === 'applied'));
     assert.equal((await db.pool.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`)).rowCount, 1);
     const indexes = (await db.pool.query<{ name: string; def: string }>(`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename = 'snippet_vectors' AND indexdef LIKE '%hnsw%' ORDER BY indexname`)).rows;
     assert.deepEqual(
