@@ -6,6 +6,7 @@
 import { readFileSync, statSync, existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import { ConfigError } from './errors.ts';
 import type { AnyDefinition, Plugin, Role } from './define.ts';
 import { validate } from './validate.ts';
@@ -167,9 +168,27 @@ function isPlugin(x: unknown): x is Plugin {
   return !!x && typeof x === 'object' && (x as Plugin).__refdeskPlugin === true && Array.isArray((x as Plugin).definitions);
 }
 
-/** Loads the config file and every plugin it lists. */
-export async function loadConfig(file: string): Promise<LoadedConfig> {
-  const { config, origins } = readComposedConfig(file);
+/**
+ * Whether `slots.store` is set by a config file other than the distribution's default (which
+ * names `embedded`): when DATABASE_URL is set, the store is `postgres` unless a config says otherwise.
+ */
+function storeNamedExplicitly(chain: string[]): boolean {
+  const defaultFile = resolve(defaultConfigPath());
+  return chain.some((f) => {
+    if (resolve(f) === defaultFile) return false;
+    const data = parseYaml(readFileSync(f, 'utf8')) as { slots?: { store?: unknown } } | null;
+    return data?.slots?.store !== undefined;
+  });
+}
+
+/**
+ * Loads the config file and every plugin it lists. With DATABASE_URL set in `env`, the store is
+ * the PostgreSQL one (plugins/store-postgres) unless a config file names a store itself.
+ */
+export async function loadConfig(file: string, env: { DATABASE_URL?: string } = process.env): Promise<LoadedConfig> {
+  const { config, origins, chain } = readComposedConfig(file);
+  const storeFromEnv = !!env.DATABASE_URL?.trim() && !storeNamedExplicitly(chain);
+  if (storeFromEnv) config.slots.store = 'postgres';
   const definitions = new Map<Role, Map<string, LoadedDefinition>>(ROLES.map((r) => [r, new Map()]));
 
   for (const [i, entry] of config.plugins.entries()) {
@@ -228,6 +247,9 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
       throw new ConfigError(`${file}: ${path}: no enabled plugin provides a ${role} of kind "${kind}" (enabled: ${avail.length ? avail.join(', ') : 'none'})`);
     }
   };
+  if (storeFromEnv && !definitions.get('store')!.has('postgres')) {
+    throw new ConfigError(`${file}: DATABASE_URL is set, so the store is "postgres", but no enabled plugin provides it: list store-postgres in plugins, or set slots.store to the store to use (e.g. embedded) to ignore DATABASE_URL`);
+  }
   slotCheck('store', config.slots.store, 'slots.store');
   for (const [i, k] of (config.slots.chunkers ?? []).entries()) slotCheck('chunker', k, `slots.chunkers[${i}]`);
   if (config.slots.embedder) slotCheck('embedder', config.slots.embedder, 'slots.embedder');

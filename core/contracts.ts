@@ -568,6 +568,13 @@ export interface BuildStore {
    * which repairs it.
    */
   segmentFile?(libraryId: string, version: string): Promise<SegmentFileRef | null>;
+  /**
+   * Optional: for a store that keeps a finalized build's stored documents (core/stored-docs.ts)
+   * elsewhere than this node's data directory (PostgreSQL: rows any node reads), puts them at
+   * their local path if they are not there yet. True when the file is then there; false when
+   * the build stored none. Without it, the local file is all there is.
+   */
+  localStoredDocs?(buildId: string): Promise<boolean>;
 }
 
 /** The job queue: ingest jobs, their claims by runners, and their logs. */

@@ -16,7 +16,7 @@ import { timeSlicer } from './yield-loop.ts';
 import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
 import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
-import { StoredDocsWriter, hasStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
+import { StoredDocsWriter, hasLocalStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
 import { chunkDocument } from './chunk-worker.ts';
 import { buildFingerprints } from './fingerprint.ts';
@@ -209,7 +209,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry && !rechunk) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
     const servedBuild = (await store.getVersion(job.libraryId, job.version))?.activeBuildId ?? null;
-    if (rechunk && (!servedBuild || !(await hasStoredDocs(kernel.env.dataDir, servedBuild)))) {
+    if (rechunk && (!servedBuild || !(await hasLocalStoredDocs(store, kernel.env.dataDir, servedBuild)))) {
       throw new RefdeskError('invalid_request', `${formatLibraryId(job.libraryId, job.version)} has no stored documents to re-chunk: add or refresh it from its source.`);
     }
     buildId = await store.beginBuild(job.libraryId, job.version, job.id);
@@ -250,7 +250,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     const servedLines = async (): Promise<Map<string, string>> => {
       if (servedLineMap) return servedLineMap;
       servedLineMap = new Map();
-      if (servedBuild && (await hasStoredDocs(kernel.env.dataDir, servedBuild))) {
+      if (servedBuild && (await hasLocalStoredDocs(store, kernel.env.dataDir, servedBuild))) {
         try {
           for await (const { path, line } of readStoredDocLines(kernel.env.dataDir, servedBuild)) servedLineMap.set(path, line);
         } catch (e) {

@@ -9,7 +9,7 @@ import type { SourceDocument } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { buildFingerprints } from './fingerprint.ts';
 import { formatLibraryId } from './library-id.ts';
-import { hasStoredDocs, readStoredDocs } from './stored-docs.ts';
+import { hasLocalStoredDocs, readStoredDocs } from './stored-docs.ts';
 
 /** The kind of a job that re-chunks a version from its stored build. */
 export const RECHUNK_JOB_KIND = 'rechunk';
@@ -44,7 +44,7 @@ export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
       const docs = await store.getDocuments(library.id, v.version);
       if (docs.size === 0 || [...docs.values()].every((d) => fingerprints.current(d.chunker))) continue;
       const name = formatLibraryId(library.id, v.version);
-      if (!(await hasStoredDocs(kernel.env.dataDir, v.activeBuildId))) {
+      if (!(await hasLocalStoredDocs(store, kernel.env.dataDir, v.activeBuildId))) {
         plan.withoutStoredDocs.push(name);
         continue;
       }

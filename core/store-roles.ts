@@ -20,7 +20,7 @@ export interface StoreRoleInterfaces {
 /** Every method of every role, by role. */
 export const STORE_ROLE_METHODS = {
   catalog: ['upsertLibrary', 'getLibrary', 'listLibraries', 'deleteLibrary', 'renameLibrary', 'resolveLibraryAlias', 'getVersion', 'listVersions'],
-  builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'search', 'segmentFile'],
+  builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'search', 'segmentFile', 'localStoredDocs'],
   jobs: ['createJob', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs'],
   apiKeys: ['createApiKey', 'findApiKeyByHash', 'listApiKeys', 'revokeApiKey'],
   sessions: ['getAdminAccount', 'setAdminAccount', 'createSession', 'getSession', 'updateSession', 'deleteSessions'],
@@ -29,7 +29,7 @@ export const STORE_ROLE_METHODS = {
 } as const satisfies { [R in StoreRole]: readonly (keyof StoreRoleInterfaces[R])[] };
 
 /** Methods a role may leave out (optional in the contract). */
-const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile']);
+const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile', 'localStoredDocs']);
 
 // Compile-time check that the lists above name every method of every role.
 type Unlisted<R extends StoreRole> = Exclude<keyof StoreRoleInterfaces[R], (typeof STORE_ROLE_METHODS)[R][number]>;

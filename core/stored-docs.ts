@@ -15,7 +15,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip, createGzip, type Gzip } from 'node:zlib';
-import type { SourceDocument } from './contracts.ts';
+import type { BuildStore, SourceDocument } from './contracts.ts';
 
 export const STORED_DOCS_DIR = 'builds';
 export const STORED_DOCS_FORMAT = 1;
@@ -60,6 +60,15 @@ export async function hasStoredDocs(dataDir: string, buildId: string): Promise<b
     (s) => s.isFile(),
     () => false,
   );
+}
+
+/**
+ * Whether a build's stored documents are on this node's disk, asking the store to bring them
+ * first when it keeps them elsewhere (BuildStore.localStoredDocs: the PostgreSQL store).
+ */
+export async function hasLocalStoredDocs(store: Pick<BuildStore, 'localStoredDocs'>, dataDir: string, buildId: string): Promise<boolean> {
+  if (store.localStoredDocs) return store.localStoredDocs(buildId);
+  return hasStoredDocs(dataDir, buildId);
 }
 
 /** The record of a document as stored (only the fields a chunker reads). */

@@ -14,7 +14,6 @@ import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../..
 import { computeIndexData } from '../../core/search/index-data.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
 import { removeOrphanStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
-import { runWorkerTask, workerUrl } from '../../core/worker-task.ts';
 import type { EmbeddedCatalog } from './catalog.ts';
 import { EmbeddedRole, type EmbeddedDatabase } from './database.ts';
 import {
@@ -25,10 +24,10 @@ import {
   removeOrphanSegments,
   removeSegments,
   searchServedSegment,
-  writeSegment,
   type ServedSegment,
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
+import { writeSegmentOffThread, type WrittenSegment } from './segment-build.ts';
 import {
   PackError,
   StagingFile,
@@ -36,7 +35,6 @@ import {
   packFileName,
   readPack,
   readPackSync,
-  readSnippetsFileSync,
   readStaging,
   removeOrphanPacks,
   removePacks,
@@ -97,9 +95,6 @@ function reserveSnippetIds(db: Database, n: number): number {
 function toStoredSnippet(s: Snippet, id: number, seq: number): StoredSnippet {
   return { id, seq, ...snippetDefaults(s) };
 }
-
-/** Builds of at most this many snippets get their segment computed on the main thread (see writeSegmentOffThread). */
-const MAIN_THREAD_SNIPPETS = 300;
 
 export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   /** The open index segments of served builds, under the memory budget. */
@@ -279,43 +274,9 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     return this.catalog.versionRecord(libraryId, version)!;
   }
 
-  /**
-   * Computes and writes a build's segment in a worker thread from a file of its snippets (a
-   * staging file or a pack: build-pack.ts); here when no worker can start.
-   */
-  private async writeSegmentOffThread(buildId: string, source: string, snippets = Infinity): Promise<Awaited<ReturnType<typeof writeSegment>>> {
-    // A small build's index takes a few milliseconds: less than starting a worker thread (0.5 - 1 s
-    // under tsx at load 15), which made every finalize of a catalog of small libraries slow.
-    if (snippets <= MAIN_THREAD_SNIPPETS) return this.writeSegmentHere(buildId, source);
-    try {
-      const written = await runWorkerTask<Awaited<ReturnType<typeof writeSegment>>>(workerUrl(import.meta.url, './segment-build-thread'), {
-        dir: this.segmentDir,
-        buildId,
-        source,
-        params: DEFAULT_BM25,
-      });
-      this.segmentBuilds.workerThread++;
-      return written;
-    } catch (err) {
-      if (err instanceof PackError) throw err;
-      if ((err as NodeJS.ErrnoException)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        // The main thread has no more memory than the worker had: trying there would take the process down.
-        this.logger.error('store: the index segment of a build ran out of memory in its worker thread', { buildId, snippets });
-        throw new RefdeskError(
-          'too_large',
-          `The index of build ${buildId} (${snippets} snippets) does not fit in the worker thread's memory; raise the heap limit (NODE_OPTIONS=--max-old-space-size=...) or split the library.`,
-          { cause: err },
-        );
-      }
-      this.logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
-      return this.writeSegmentHere(buildId, source);
-    }
-  }
-
-  private writeSegmentHere(buildId: string, source: string): ReturnType<typeof writeSegment> {
-    const snippets = readSnippetsFileSync(source);
-    this.segmentBuilds.mainThread++;
-    return writeSegment(this.segmentDir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+  /** Computes and writes a build's segment (segment-build.ts: a worker thread for a large build). */
+  private writeSegmentOffThread(buildId: string, source: string, snippets = Infinity): Promise<WrittenSegment> {
+    return writeSegmentOffThread(this.segmentDir, buildId, source, snippets, this.logger, this.segmentBuilds);
   }
 
   async failBuild(buildId: string): Promise<void> {
@@ -433,7 +394,7 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     const legacy = pack ? null : this.loadBuild(buildId);
     if (legacy) pack = join(this.segmentDir, (await writePack(this.segmentDir, buildId, batchesOf(legacy))).file);
     // Computed and written in a worker thread from the pack, as at finalize: the server keeps answering.
-    let written: Awaited<ReturnType<typeof writeSegment>>;
+    let written: WrittenSegment;
     try {
       written = await this.writeSegmentOffThread(buildId, pack!);
     } catch (err) {

@@ -49,6 +49,8 @@ export interface ServedSegment {
   readonly index: LexicalIndex;
   /** Memory it holds, in bytes (what the cache budget counts). */
   readonly bytes: number;
+  /** The ids of its snippets, in document order (every snippet: `snippets(ids)`). */
+  readonly ids?: ArrayLike<number>;
   /**
    * The snippet with this id, read from the file; throws SegmentError when its record is damaged.
    * Still works once closed (evicted while a query used it): the file is opened for the read.
@@ -308,6 +310,7 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       buildId,
       index: lexical,
       bytes: indexLength + termBytes,
+      ids,
       snippet: (id) => snippets([id])[0],
       snippets,
       close() {
@@ -353,6 +356,7 @@ export function memorySegment(buildId: string, data: IndexData, snippets: readon
   return {
     buildId,
     index: openLexicalIndex(data, params),
+    ids: data.ids,
     bytes: Object.values(arraysOf(data)).reduce((n, a) => n + a.byteLength, 0) + snippets.reduce((n, s) => n + 2 * (s.content.length + s.code.length) + 400, 0),
     snippet: (id) => byId.get(id),
     snippets: (ids) => ids.map((id) => byId.get(id)),

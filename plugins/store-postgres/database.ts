@@ -12,33 +12,9 @@ import type pg from 'pg';
 import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
 import { createPool, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
+import { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
-export interface PostgresStoreOptions {
-  /** Connections in this node's pool. */
-  poolSize: number;
-  /** Statement timeout on every pooled connection, in ms (0: none). */
-  statementTimeoutMs: number;
-  /** Where this node caches index segments on local disk; '' is `<dataDir>/pg-cache`. */
-  cacheDir: string;
-  /** Memory budget of the open index segments, in bytes (as the embedded store's). */
-  segmentCacheBytes: number;
-  /** A running job's lease: another node may take the job over this long after the last heartbeat. */
-  leaseMs: number;
-  /** How often the node running a job renews its lease. */
-  heartbeatMs: number;
-  /** How often the change feed is polled when LISTEN is not available (and as a safety net). */
-  pollMs: number;
-}
-
-export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
-  poolSize: 10,
-  statementTimeoutMs: 30_000,
-  cacheDir: '',
-  segmentCacheBytes: 128 * 1024 * 1024,
-  leaseMs: 30_000,
-  heartbeatMs: 5_000,
-  pollMs: 1_000,
-};
+export { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
 export interface PostgresStoreDeps {
   env: RuntimeEnv;
@@ -161,6 +137,11 @@ export abstract class PgRole {
 
   protected now(): string {
     return this.database.now();
+  }
+
+  /** Throws unless the store is open (reads answered from memory must fail after close too). */
+  protected requireOpen(): void {
+    void this.database.pool;
   }
 
   protected query<R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {

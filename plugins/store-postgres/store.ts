@@ -16,8 +16,22 @@ import { PgCatalog } from './catalog.ts';
 import { PgDatabase, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
 import { PgJobs } from './jobs.ts';
 import { PgSettings } from './settings.ts';
+import { PostgresStoreError } from './pool.ts';
+import { RefdeskError } from '../../core/errors.ts';
 
 export { POSTGRES_STORE_DEFAULTS, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
+
+/**
+ * The store could not open its database: the start (server or CLI) stops with this one line,
+ * which names host:port/database and never the password (pool.ts). `storeError.code` is the
+ * PostgresStoreError code (database_unavailable, database_auth_failed, ...).
+ */
+export class PostgresOpenError extends RefdeskError {
+  constructor(readonly storeError: PostgresStoreError) {
+    super('config_error', `The PostgreSQL store cannot open its database: ${storeError.message}`);
+    this.name = 'PostgresOpenError';
+  }
+}
 
 /** The Store's methods, delegated to the role objects below (core/store-roles.ts). */
 export interface PostgresStore extends Store {}
@@ -43,12 +57,18 @@ export class PostgresStore implements StoreLifecycle {
     this.settings = new PgSettings(this.database);
   }
 
+  /** Connects and migrates (database.ts), then recovers jobs; a database failure is a PostgresOpenError. */
   async open(): Promise<void> {
-    await this.database.open();
+    try {
+      await this.database.open();
+    } catch (e) {
+      throw e instanceof PostgresStoreError ? new PostgresOpenError(e) : e;
+    }
     await this.jobs.recover();
   }
 
   async close(): Promise<void> {
+    this.builds.close();
     await this.database.close();
   }
 }

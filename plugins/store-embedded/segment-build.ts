@@ -1,0 +1,71 @@
+/**
+ * Computing and writing a finalized build's index segment from a file of its snippets (a
+ * staging file or a pack: build-pack.ts), in a worker thread (segment-build-thread.ts) for a
+ * large build and on the main thread for a small one or when no worker can start. Shared by the
+ * embedded store (into `<dataDir>/segments`) and the PostgreSQL store (into its local segment
+ * cache, before the file goes to the database).
+ */
+import type { Logger } from '../../core/contracts.ts';
+import { RefdeskError } from '../../core/errors.ts';
+import { computeIndexData } from '../../core/search/index-data.ts';
+import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
+import { runWorkerTask, workerUrl } from '../../core/worker-task.ts';
+import { PackError, readSnippetsFileSync } from './build-pack.ts';
+import { writeSegment } from './segment.ts';
+
+/** Builds of at most this many snippets get their segment computed on the main thread (see writeSegmentOffThread). */
+export const MAIN_THREAD_SNIPPETS = 300;
+
+export type WrittenSegment = Awaited<ReturnType<typeof writeSegment>>;
+
+/** Where segments were computed: counts for tests and reports. */
+export interface SegmentBuildCounts {
+  workerThread: number;
+  mainThread: number;
+}
+
+/**
+ * Computes and writes a build's segment into `dir` in a worker thread from a file of its
+ * snippets (a staging file or a pack: build-pack.ts); here when no worker can start.
+ */
+export async function writeSegmentOffThread(
+  dir: string,
+  buildId: string,
+  source: string,
+  snippets: number,
+  logger: Logger,
+  counts: SegmentBuildCounts,
+): Promise<WrittenSegment> {
+  // A small build's index takes a few milliseconds: less than starting a worker thread (0.5 - 1 s
+  // under tsx at load 15), which made every finalize of a catalog of small libraries slow.
+  if (snippets <= MAIN_THREAD_SNIPPETS) return writeSegmentHere(dir, buildId, source, counts);
+  try {
+    const written = await runWorkerTask<WrittenSegment>(workerUrl(import.meta.url, './segment-build-thread'), {
+      dir,
+      buildId,
+      source,
+      params: DEFAULT_BM25,
+    });
+    counts.workerThread++;
+    return written;
+  } catch (err) {
+    if (err instanceof PackError) throw err;
+    if ((err as NodeJS.ErrnoException)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      // The main thread has no more memory than the worker had: trying there would take the process down.
+      logger.error('store: the index segment of a build ran out of memory in its worker thread', { buildId, snippets });
+      throw new RefdeskError(
+        'too_large',
+        `The index of build ${buildId} (${snippets} snippets) does not fit in the worker thread's memory; raise the heap limit (NODE_OPTIONS=--max-old-space-size=...) or split the library.`,
+        { cause: err },
+      );
+    }
+    logger.warn('store: the index segment could not be built in a worker thread; building it on the main thread', { buildId, error: String(err) });
+    return writeSegmentHere(dir, buildId, source, counts);
+  }
+}
+
+function writeSegmentHere(dir: string, buildId: string, source: string, counts: SegmentBuildCounts): Promise<WrittenSegment> {
+  const snippets = readSnippetsFileSync(source);
+  counts.mainThread++;
+  return writeSegment(dir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+}

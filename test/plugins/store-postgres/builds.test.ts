@@ -1,0 +1,276 @@
+/**
+ * The PostgreSQL store's builds role across nodes, on Debian's PostgreSQL server: two
+ * PostgresStore instances on one database (each its own data and cache directory, as two nodes),
+ * segments fetched from the database once per node, a node told of a new build serving it and
+ * dropping the old file, damaged or missing cached files fetched again, damaged rows refused
+ * clearly, stored documents brought to another node, and answers identical to the embedded store.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { open, readdir, unlink } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import pg from 'pg';
+import type { Snippet } from '../../../core/contracts.ts';
+import { sampleSnippet } from '../../../core/testing/store-contract.ts';
+import { StoredDocsWriter, readStoredDocs, storedDocsPath, type StoredDocument } from '../../../core/stored-docs.ts';
+import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
+import { HEADER_BYTES } from '../../../plugins/store-embedded/segment.ts';
+import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
+import { CORPORA_DIR, hasCorpora } from '../../helpers/corpora.ts';
+import { postgresSkipReason } from '../../helpers/postgres.ts';
+import { makeStore, tempDataDir } from '../store-embedded/helpers.ts';
+import { freshDatabaseUrl, pgStore } from './helpers.ts';
+
+const skip = postgresSkipReason();
+
+/** A corpus chunked as an upload ingest would (as test/plugins/store-embedded/segments.test.ts does for koa). */
+function corpusSnippets(corpus: string): Snippet[] {
+  const chunker = new MarkdownChunker({ maxInfoTokens: 400, maxDescriptionChars: 600 });
+  const root = join(CORPORA_DIR, corpus);
+  const out: Snippet[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.mdx?$/.test(name)) out.push(...chunker.chunk({ path: relative(root, p), format: name.endsWith('.mdx') ? 'mdx' : 'markdown', content: readFileSync(p, 'utf8') }));
+    }
+  };
+  walk(root);
+  return out;
+}
+
+const lib = (id: string) => ({ id, title: id, source: { kind: 'upload', spec: {} } });
+
+async function build(store: PostgresStore, id: string, snippets: Snippet[], beforeFinalize?: (buildId: string) => Promise<void>): Promise<string> {
+  const b = await store.beginBuild(id, '', null);
+  for (let i = 0; i < snippets.length; i += 250) await store.addSnippets(b, snippets.slice(i, i + 250));
+  await beforeFinalize?.(b);
+  await store.finalizeBuild(b);
+  return b;
+}
+
+/** Flips one byte of a file at `position`. */
+async function flipByte(path: string, position: number): Promise<void> {
+  const fh = await open(path, 'r+');
+  try {
+    const b = Buffer.alloc(1);
+    await fh.read(b, 0, 1, position);
+    b[0] ^= 0xff;
+    await fh.write(b, 0, 1, position);
+  } finally {
+    await fh.close();
+  }
+}
+
+describe('PostgreSQL store builds across two nodes', { skip }, () => {
+  let a: PostgresStore;
+  let b: PostgresStore;
+  let url: string;
+  const removers: Array<() => Promise<void>> = [];
+
+  before(async () => {
+    url = await freshDatabaseUrl();
+    const na = await pgStore(url);
+    const nb = await pgStore(url);
+    a = na.store;
+    b = nb.store;
+    removers.push(na.remove, nb.remove);
+    await a.open();
+    await b.open();
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+    for (const r of removers) await r();
+  });
+
+  test('a build finalized through A is served by B, whose cache fetches the segment once', async () => {
+    await a.upsertLibrary(lib('/docs/two'));
+    const buildId = await build(a, '/docs/two', [sampleSnippet({ content: 'the quokka lives on Rottnest' }), sampleSnippet({ content: 'other prose' })]);
+    assert.equal(b.builds.stats().fetched, 0);
+    for (let i = 0; i < 3; i++) {
+      const hits = await b.search('/docs/two', '', 'quokka', 5);
+      assert.equal(hits[0]?.snippet.content, 'the quokka lives on Rottnest');
+    }
+    assert.deepEqual((await b.getSnippets('/docs/two', '')).map((s) => s.content), ['the quokka lives on Rottnest', 'other prose']);
+    assert.equal(b.builds.stats().fetched, 1, 'fetched from the database once');
+    assert.equal(a.builds.stats().fetched, 0, 'the finalizing node serves the segment it wrote');
+    const ref = await b.segmentFile!('/docs/two', '');
+    assert.equal(ref?.buildId, buildId);
+    assert.ok(ref && ref.path.startsWith(b.database.cacheDir), 'the path is in B’s own cache');
+    assert.equal(readFileSync(ref!.path).length, Number((await b.database.query('SELECT segment_bytes FROM builds WHERE id = $1', [buildId]))[0].segment_bytes));
+  });
+
+  test('a new build through A reaches B on the library change topic; B drops the old cached file', async () => {
+    await a.upsertLibrary(lib('/docs/refresh'));
+    const first = await build(a, '/docs/refresh', [sampleSnippet({ content: 'first wombat edition' })]);
+    assert.equal((await b.search('/docs/refresh', '', 'wombat', 5))[0]?.snippet.content, 'first wombat edition');
+    const oldFile = b.builds.cache.pathOf(first);
+    assert.ok(existsSync(oldFile));
+    const second = await build(a, '/docs/refresh', [sampleSnippet({ content: 'second wombat edition' })]);
+    // What the change feed (LISTEN/NOTIFY) delivers to B when A publishes.
+    b.database.changes.emit('change', 'library', '/docs/refresh', a.database.nodeId);
+    assert.equal((await b.search('/docs/refresh', '', 'wombat', 5))[0]?.snippet.content, 'second wombat edition');
+    assert.equal((await b.segmentFile!('/docs/refresh', ''))?.buildId, second);
+    assert.ok(!existsSync(oldFile), 'the replaced build’s cached segment is removed');
+    assert.equal((await b.database.query('SELECT count(*)::int AS n FROM segment_chunks WHERE build_id = $1', [first]))[0].n, 0, 'the old rows are gone');
+  });
+
+  test('without a notification, B still finds the new build once its cached answer is older than pollMs', async () => {
+    const polling = await pgStore(url, { pollMs: 1 });
+    removers.push(polling.remove);
+    const c = polling.store;
+    await c.open();
+    try {
+      await a.upsertLibrary(lib('/docs/poll'));
+      await build(a, '/docs/poll', [sampleSnippet({ content: 'old numbat' })]);
+      assert.equal((await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content, 'old numbat');
+      await build(a, '/docs/poll', [sampleSnippet({ content: 'new numbat' })]);
+      await new Promise((r) => setTimeout(r, 5));
+      assert.equal((await c.search('/docs/poll', '', 'numbat', 5))[0]?.snippet.content, 'new numbat');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('a damaged or missing cached segment is fetched again, never served', async () => {
+    await a.upsertLibrary(lib('/docs/damage'));
+    const snippets = Array.from({ length: 40 }, (_, i) => sampleSnippet({ title: `Part ${i}`, content: `filler text number ${i}` }));
+    snippets[20] = sampleSnippet({ title: 'Target', content: 'the platypus lays eggs' });
+    const buildId = await build(a, '/docs/damage', snippets);
+    const search = async () => (await b.search('/docs/damage', '', 'platypus', 3))[0]?.snippet.content;
+    assert.equal(await search(), 'the platypus lays eggs');
+    const file = b.builds.cache.pathOf(buildId);
+    const before = { ...b.builds.stats() };
+
+    // The index part damaged while closed: found when the file is opened.
+    b.builds.cache.segments.clear();
+    await flipByte(file, HEADER_BYTES + 40);
+    assert.equal(await search(), 'the platypus lays eggs');
+    assert.equal(b.builds.stats().refetched, before.refetched + 1);
+    assert.equal(b.builds.stats().fetched, before.fetched + 1);
+
+    // A snippet record damaged while the segment is open: found when the record is read.
+    const size = statSync(file).size;
+    await flipByte(file, size - 3);
+    const all = await b.getSnippets('/docs/damage', '');
+    assert.equal(all.length, 40);
+    assert.equal(all[39].content, 'filler text number 39');
+    assert.equal(b.builds.stats().refetched, before.refetched + 2);
+
+    // Missing: fetched again.
+    b.builds.cache.segments.clear();
+    await unlink(file);
+    assert.equal(await search(), 'the platypus lays eggs');
+    assert.equal(b.builds.stats().fetched, before.fetched + 3);
+  });
+
+  test('damaged rows in the database are refused with a clear error, and the node keeps serving others', async () => {
+    const fresh = await pgStore(url);
+    removers.push(fresh.remove);
+    const c = fresh.store;
+    await c.open();
+    try {
+      await a.upsertLibrary(lib('/docs/rows'));
+      const buildId = await build(a, '/docs/rows', [sampleSnippet({ content: 'echidna spines' })]);
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query("UPDATE segment_chunks SET bytes = overlay(bytes placing '\\x00ff'::bytea from 300 for 2) WHERE build_id = $1 AND seq = 0", [buildId]);
+      } finally {
+        await client.end();
+      }
+      await assert.rejects(c.search('/docs/rows', '', 'echidna', 5), (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'internal_error');
+        assert.match(err.message, /damaged/);
+        assert.match(err.message, /refresh the library/);
+        return true;
+      });
+      assert.deepEqual(await readdir(c.database.cacheDir).then((names) => names.filter((n) => n.includes(buildId))), [], 'no file is kept');
+      assert.equal((await c.search('/docs/two', '', 'quokka', 5))[0]?.snippet.content, 'the quokka lives on Rottnest');
+    } finally {
+      await c.close();
+    }
+  });
+
+  test('stored documents written on A are brought to B’s disk for a re-chunk', async () => {
+    await a.upsertLibrary(lib('/docs/stored'));
+    const docs: StoredDocument[] = [
+      { path: 'z-first.md', format: 'markdown', content: '# Z\n\nfirst by source order', hash: 'h1', meta: {} },
+      { path: 'a-second.md', format: 'markdown', content: '# A\n\n' + 'long text '.repeat(50_000), hash: 'h2', meta: { etag: '"x"' }, title: 'A' },
+    ];
+    const buildId = await build(a, '/docs/stored', [sampleSnippet()], async (id) => {
+      await a.addDocuments(id, docs.map((d) => ({ path: d.path, hash: d.hash, meta: d.meta, chunker: 'c1' })));
+      const out = await StoredDocsWriter.create(a.database.env.dataDir, id);
+      for (const d of docs) await out.add(d);
+      await out.commit();
+    });
+    assert.ok(!existsSync(storedDocsPath(b.database.env.dataDir, buildId)));
+    assert.equal(await b.builds.localStoredDocs(buildId), true);
+    const got: StoredDocument[] = [];
+    for await (const d of readStoredDocs(b.database.env.dataDir, buildId)) got.push(d);
+    assert.deepEqual(got, docs);
+    // A build without stored documents: nothing to bring.
+    const bare = await build(a, '/docs/stored', [sampleSnippet()]);
+    assert.equal(await b.builds.localStoredDocs(bare), false);
+    assert.ok(!existsSync(storedDocsPath(a.database.env.dataDir, buildId)), 'the replaced build’s local copy is removed on A');
+  });
+});
+
+describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCorpora && 'needs ../shared/corpora') }, () => {
+  /** The benchmark's questions on this corpus (../shared/bench), or a few of our own without it. */
+  const questions = (corpus: string): string[] => {
+    const file = join(CORPORA_DIR, '..', 'bench', 'questions.jsonl');
+    if (!existsSync(file)) return ['register a plugin', 'validate the request body', 'hooks onRequest'];
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { corpus: string; question: string })
+      .filter((q) => q.corpus === corpus)
+      .map((q) => q.question);
+  };
+
+  test('the fastify corpus: same hits, same scores, same snippets for the benchmark questions', async () => {
+    const snippets = corpusSnippets('fastify');
+    assert.ok(snippets.length > 300, 'large enough to build its segment in a worker thread');
+    const data = await tempDataDir();
+    const embedded = makeStore(data.dir, 'writer');
+    const node = await pgStore(await freshDatabaseUrl());
+    await embedded.open();
+    await node.store.open();
+    try {
+      for (const store of [embedded, node.store]) {
+        await store.upsertLibrary(lib('/fastify/fastify'));
+        const b = await store.beginBuild('/fastify/fastify', '', null);
+        for (let i = 0; i < snippets.length; i += 250) await store.addSnippets(b, snippets.slice(i, i + 250));
+        await store.finalizeBuild(b);
+      }
+      assert.equal(node.store.builds.segmentBuilds.workerThread, 1);
+      const strip = (s: { id: number; seq: number }) => ({ ...s, id: 0, seq: 0 });
+      assert.deepEqual((await node.store.getSnippets('/fastify/fastify', '')).map(strip), (await embedded.getSnippets('/fastify/fastify', '')).map(strip));
+      const asked = questions('fastify');
+      assert.ok(asked.length >= 3);
+      for (const q of asked) {
+        const want = await embedded.search('/fastify/fastify', '', q, 10);
+        const got = await node.store.search('/fastify/fastify', '', q, 10);
+        assert.ok(want.length > 0, q);
+        assert.deepEqual(
+          got.map((h) => ({ ...h, snippet: strip(h.snippet) })),
+          want.map((h) => ({ ...h, snippet: strip(h.snippet) })),
+          q,
+        );
+      }
+      const v = await node.store.getVersion('/fastify/fastify', '');
+      assert.deepEqual(
+        { snippets: v?.totalSnippets, tokens: v?.totalTokens },
+        { snippets: (await embedded.getVersion('/fastify/fastify', ''))?.totalSnippets, tokens: (await embedded.getVersion('/fastify/fastify', ''))?.totalTokens },
+      );
+    } finally {
+      await embedded.close();
+      await node.store.close();
+      await data.remove();
+      await node.remove();
+    }
+  });
+});
