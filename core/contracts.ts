@@ -577,8 +577,42 @@ export interface BuildStore {
   localStoredDocs?(buildId: string): Promise<boolean>;
 }
 
+/**
+ * Optional: a job queue shared by several processes (nodes) on one database (the PostgreSQL
+ * store; the embedded store has none: its one process runs its jobs). A node claims the oldest
+ * queued job and holds it under a lease that it renews (heartbeat) while the job runs; a job
+ * whose lease expires (its node died or stopped renewing) goes back to the queue, its unfinished
+ * build discarded, and another node runs it. While this node holds a job, the store refuses its
+ * writes to that job and its build once the lease is lost (error `lease_lost`), so a stale node
+ * never overwrites the result of the node that took the job over. Lease times are the database's.
+ */
+export interface JobQueue {
+  /** Claims the oldest queued job (queued -> running, leased to this node), or null when none is queued. */
+  claimNextJob(): Promise<JobRecord | null>;
+  /**
+   * Renews this node's lease on a running job. `held: false` when the lease was lost (expired,
+   * taken over, or the job ended or was deleted): stop the job without writing anything.
+   * `cancelRequested`: a cancel was asked for on some node; stop the job as cancelled.
+   */
+  renewLease(id: string): Promise<{ held: boolean; cancelRequested: boolean }>;
+  /** Gives a held job back to the queue (shutdown): queued again, lease cleared, for any node to run. */
+  releaseJob(id: string): Promise<void>;
+  /**
+   * Cancels from any node: a queued job ends `failed` (`cancelled`) at once; a running one gets a
+   * cancel request that its node sees at its next heartbeat. Returns the record after, or null for
+   * an unknown job; an ended job is returned unchanged.
+   */
+  requestCancel(id: string): Promise<JobRecord | null>;
+  /** Listens to job changes from every node (a job queued, ended, cancel requested); returns the function that stops. */
+  watchJobs(listener: (jobId: string) => void): () => void;
+  /** Queues again the running jobs whose lease expired (with a line in their log); returns how many. */
+  sweepExpiredLeases(): Promise<number>;
+  /** How long a lease lasts, how often a holder must renew it, and how often a runner looks for work (ms). */
+  leaseTiming(): { leaseMs: number; heartbeatMs: number; pollMs: number };
+}
+
 /** The job queue: ingest jobs, their claims by runners, and their logs. */
-export interface JobStore {
+export interface JobStore extends Partial<JobQueue> {
   createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord>;
   updateJob(
     id: string,

@@ -125,6 +125,8 @@ export interface RunJobOptions {
    * default CHUNK_WORKER_MIN_CHARS, 0: all on the main thread).
    */
   chunkWorkerMinChars?: number;
+  /** The job, already claimed by the caller (a shared queue's claimNextJob): run without claiming it again. */
+  claimed?: JobRecord;
 }
 
 /**
@@ -135,7 +137,7 @@ export interface RunJobOptions {
  */
 export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJobOptions = {}): Promise<JobRecord> {
   const { store, logger } = kernel;
-  const claimed = await store.claimJob(jobId);
+  const claimed = options.claimed?.id === jobId ? options.claimed : await store.claimJob(jobId);
   if (!claimed) {
     const current = await store.getJob(jobId);
     if (!current) throw new RefdeskError('invalid_request', `Unknown job "${jobId}".`);

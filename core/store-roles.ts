@@ -4,7 +4,7 @@
  * and in-memory stores are composed this way, and a new store (PostgreSQL) can be too: one
  * class per role, each tested alone by its suite (core/testing/store-contracts/).
  */
-import type { ApiKeyStore, AuditStore, BuildStore, CatalogStore, JobStore, SessionStore, SettingsStore, StoreRole } from './contracts.ts';
+import type { ApiKeyStore, AuditStore, BuildStore, CatalogStore, JobQueue, JobStore, SessionStore, SettingsStore, StoreRole } from './contracts.ts';
 
 /** The interface of each role. */
 export interface StoreRoleInterfaces {
@@ -17,11 +17,14 @@ export interface StoreRoleInterfaces {
   settings: SettingsStore;
 }
 
+/** The optional shared-queue methods of the jobs role (JobQueue). */
+const JOB_QUEUE_METHODS = ['claimNextJob', 'renewLease', 'releaseJob', 'requestCancel', 'watchJobs', 'sweepExpiredLeases', 'leaseTiming'] as const satisfies readonly (keyof JobQueue)[];
+
 /** Every method of every role, by role. */
 export const STORE_ROLE_METHODS = {
   catalog: ['upsertLibrary', 'getLibrary', 'listLibraries', 'deleteLibrary', 'renameLibrary', 'resolveLibraryAlias', 'getVersion', 'listVersions'],
   builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'search', 'segmentFile', 'localStoredDocs'],
-  jobs: ['createJob', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs'],
+  jobs: ['createJob', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs', ...JOB_QUEUE_METHODS],
   apiKeys: ['createApiKey', 'findApiKeyByHash', 'listApiKeys', 'revokeApiKey'],
   sessions: ['getAdminAccount', 'setAdminAccount', 'createSession', 'getSession', 'updateSession', 'deleteSessions'],
   audit: ['appendAudit', 'listAudit'],
@@ -29,7 +32,7 @@ export const STORE_ROLE_METHODS = {
 } as const satisfies { [R in StoreRole]: readonly (keyof StoreRoleInterfaces[R])[] };
 
 /** Methods a role may leave out (optional in the contract). */
-const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile', 'localStoredDocs']);
+const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile', 'localStoredDocs', ...JOB_QUEUE_METHODS]);
 
 // Compile-time check that the lists above name every method of every role.
 type Unlisted<R extends StoreRole> = Exclude<keyof StoreRoleInterfaces[R], (typeof STORE_ROLE_METHODS)[R][number]>;

@@ -68,6 +68,7 @@ export class PostgresStore implements StoreLifecycle {
   }
 
   async close(): Promise<void> {
+    this.jobs.stop(); // no lease renewed after this
     this.builds.close();
     await this.database.close();
   }
