@@ -505,6 +505,37 @@ export interface StoreLifecycle {
   close(): Promise<void>;
 }
 
+/** One rate-limit bucket's request count in one fixed window (RateLimitCounters). */
+export interface RateLimitCount {
+  /** The limiter's bucket: `key:<api key id>` or `anon:<client address>`. */
+  client: string;
+  /** Start of the window, ms since the epoch (a multiple of the window length: the same on every node). */
+  windowStart: number;
+  count: number;
+}
+
+/**
+ * Optional Store capability (issue 24): request counts shared by the nodes of one deployment,
+ * so a rate limit holds across nodes. A store that several nodes share (PostgreSQL) offers it as
+ * `rateLimitCounters`; a one-node store (embedded) does not, and server/access/rate-limit.ts
+ * then counts in memory only. The limiter counts in memory and calls this in small batches,
+ * never once per request.
+ */
+export interface RateLimitCounters {
+  /**
+   * Adds each count (0 is allowed: a read) to its bucket's shared total for that window, at
+   * once for the whole batch, and returns the totals afterwards, one per distinct bucket and window.
+   */
+  addCounts(batch: readonly RateLimitCount[]): Promise<RateLimitCount[]>;
+  /** Forgets the windows that started before `before` (ms since the epoch). */
+  pruneCounts(before: number): Promise<void>;
+}
+
+/** A store with shared rate-limit counters (see RateLimitCounters). */
+export interface RateLimitCounterHost {
+  readonly rateLimitCounters: RateLimitCounters;
+}
+
 /** The library catalog: libraries, their versions, and the aliases renames leave behind. */
 export interface CatalogStore {
   /** Creates the library, or updates its descriptive fields if it exists (keeps builds). */

@@ -119,6 +119,7 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
       jobsAlive: () => jobs.alive(),
       licence: options.access?.licence,
       minFreeDiskBytes: kernel.config.server?.minFreeDiskBytes ?? 100 * 1024 * 1024,
+      storeKind: kernel.config.slots.store,
     }),
   );
   app.use(async (ctx, next) => {

@@ -27,6 +27,56 @@ const cacheHeaders = {
   ...rateLimitHeaders,
 };
 
+/** GET /api/ready (server/routes/health.ts): readiness for load balancers, with the store's database state. */
+const readyStore: Json = {
+  type: 'object',
+  required: ['kind'],
+  description: "The store: its kind (config slots.store); a store on a database (PostgreSQL) adds the database's state, its schema migrations, how the change feed runs, and the error while the database cannot be used.",
+  properties: {
+    kind: { type: 'string', examples: ['embedded', 'postgres'] },
+    database: { enum: ['ok', 'unavailable', 'not_migrated', 'failed'] },
+    migrations: {
+      type: 'object',
+      properties: { version: { type: 'integer' }, latest: { type: 'integer' }, applied: { type: 'array', items: { type: 'integer' } }, skipped: { type: 'array', items: { type: 'integer' } } },
+    },
+    changeFeed: { enum: ['listen', 'poll'] },
+    error: ref('Error'),
+  },
+};
+const readyAnswer: Json = {
+  type: 'object',
+  required: ['ready', 'status', 'license', 'reasons', 'checks', 'store'],
+  properties: {
+    ready: { type: 'boolean' },
+    status: { enum: ['ready', 'unavailable'] },
+    license: { enum: ['valid', 'expiring', 'expired'] },
+    reasons: { type: 'array', items: { type: 'string' } },
+    checks: { type: 'object', properties: { store: { enum: ['ok', 'failed'] }, jobs: { enum: ['ok', 'stopped'] }, disk: { type: 'object' } } },
+    store: readyStore,
+  },
+};
+const readyPath: Json = {
+  get: {
+    summary: 'Readiness of this node',
+    description: 'For load balancers: 200 when this node can serve (its store and database answer and are migrated, the job runner runs, DATA_DIR has room); 503 otherwise, with the reasons. Public, never rate-limited. /api/health (and /ping) say only that the process answers.',
+    operationId: 'ready',
+    tags: ['Health'],
+    security: [{}],
+    responses: {
+      '200': { description: 'Ready.', content: json(readyAnswer) },
+      '503': {
+        description: 'Not ready: `database_unavailable` (the database cannot be reached), `database_not_migrated` (run `refdesk db migrate`) or another store code, else `not_ready`.',
+        content: {
+          'application/json': {
+            schema: { allOf: [ref('Error'), readyAnswer] },
+            example: { error: 'database_unavailable', message: 'store: Cannot reach PostgreSQL at db:5432/refdesk (connection refused); check DATABASE_URL and that the server is running.' },
+          },
+        },
+      },
+    },
+  },
+};
+
 const optionalKey = [{}, { bearerAuth: [] }];
 const keyRequired = [{ bearerAuth: [] }];
 
@@ -91,8 +141,10 @@ export function openApiDocument(): Json {
       { name: 'Refresh' },
       { name: 'Policies' },
       { name: 'Add Library' },
+      { name: 'Health' },
     ],
     paths: {
+      '/ready': readyPath,
       '/v2/libs/search': {
         get: {
           summary: 'Search libraries',

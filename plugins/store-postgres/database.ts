@@ -12,6 +12,7 @@ import type pg from 'pg';
 import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
 import { createPool, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
+import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 import { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
 export { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
@@ -24,16 +25,7 @@ export interface PostgresStoreDeps {
   databaseUrl: string | undefined;
 }
 
-/**
- * What one node tells the others (and itself) after a change, by topic, with the id of what
- * changed: `library` (its record, versions or served build), `settings` (a key), `apiKey` (an id),
- * `session` (an id hash), `job` (an id: state, cancel request). Listeners run on every node,
- * the writer's included.
- */
-export type ChangeTopic = 'library' | 'settings' | 'apiKey' | 'session' | 'job';
-
-/** The NOTIFY channel of the change feed. */
-export const CHANGE_CHANNEL = 'refdesk_changes';
+export { CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 
 export class PgDatabase {
   readonly options: PostgresStoreOptions;
@@ -49,6 +41,7 @@ export class PgDatabase {
 
   private readonly databaseUrl: string | undefined;
   private db: PostgresPool | null = null;
+  private feed: ChangeFeed | null = null;
   private closed = false;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
@@ -76,7 +69,34 @@ export class PgDatabase {
       await pool.end().catch(() => {});
       throw e;
     }
+    const feed = new ChangeFeed({
+      pool,
+      nodeId: this.nodeId,
+      logger: this.logger,
+      pollMs: this.options.pollMs,
+      listen: this.options.listen,
+      applicationName: `refdesk ${this.env.mode}`,
+      emit: (topic, id, node) => this.changes.emit('change', topic, id, node),
+    });
+    try {
+      await feed.start();
+    } catch (e) {
+      await feed.stop();
+      await pool.end().catch(() => {});
+      throw e;
+    }
     this.db = pool;
+    this.feed = feed;
+  }
+
+  /** The change feed (null until open). */
+  get changeFeed(): ChangeFeed | null {
+    return this.feed;
+  }
+
+  /** Whether open() succeeded and close() was not called. */
+  get isOpen(): boolean {
+    return this.db !== null;
   }
 
   async close(): Promise<void> {
@@ -84,7 +104,10 @@ export class PgDatabase {
     this.closed = true;
     const db = this.db;
     this.db = null;
+    const feed = this.feed;
+    this.feed = null;
     this.changes.removeAllListeners();
+    await feed?.stop();
     await db?.end();
   }
 
@@ -123,7 +146,7 @@ export class PgDatabase {
    */
   async publish(topic: ChangeTopic, id: string): Promise<void> {
     this.changes.emit('change', topic, id, this.nodeId);
-    await this.query('SELECT pg_notify($1, $2)', [CHANGE_CHANNEL, JSON.stringify({ topic, id, node: this.nodeId })]);
+    await this.query(PUBLISH_SQL, [CHANGE_CHANNEL, topic, id, this.nodeId]);
   }
 }
 

@@ -17,8 +17,10 @@ export interface PostgresStoreOptions {
   leaseMs: number;
   /** How often the node running a job renews its lease. */
   heartbeatMs: number;
-  /** How often the change feed is polled when LISTEN is not available (and as a safety net). */
+  /** How often the change feed is polled (the fallback when LISTEN is not available, and a safety net). */
   pollMs: number;
+  /** LISTEN for changes on a dedicated connection (false: polling only, e.g. behind a pooler in transaction mode). */
+  listen: boolean;
 }
 
 export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
@@ -28,5 +30,6 @@ export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
   segmentCacheBytes: 128 * 1024 * 1024,
   leaseMs: 30_000,
   heartbeatMs: 5_000,
-  pollMs: 1_000,
+  pollMs: 500,
+  listen: true,
 };

@@ -15,6 +15,8 @@ import { PgBuilds } from './builds.ts';
 import { PgCatalog } from './catalog.ts';
 import { PgDatabase, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
 import { PgJobs } from './jobs.ts';
+import { PgRateLimits } from './rate-limits.ts';
+import { pgStoreStatus, type PgStoreStatus } from './readiness.ts';
 import { PgSettings } from './settings.ts';
 import { PostgresStoreError } from './pool.ts';
 import { RefdeskError } from '../../core/errors.ts';
@@ -45,6 +47,8 @@ export class PostgresStore implements StoreLifecycle {
   readonly sessions: PgSessions;
   readonly audit: PgAudit;
   readonly settings: PgSettings;
+  /** Rate-limit counts shared by the nodes (core/contracts.ts RateLimitCounters; server/access/rate-limit.ts). */
+  readonly rateLimitCounters: PgRateLimits;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
     this.database = new PgDatabase(options, deps);
@@ -55,6 +59,7 @@ export class PostgresStore implements StoreLifecycle {
     this.sessions = new PgSessions(this.database);
     this.audit = new PgAudit(this.database);
     this.settings = new PgSettings(this.database);
+    this.rateLimitCounters = new PgRateLimits(this.database);
   }
 
   /** Connects and migrates (database.ts), then recovers jobs; a database failure is a PostgresOpenError. */
@@ -71,6 +76,11 @@ export class PostgresStore implements StoreLifecycle {
     this.jobs.stop(); // no lease renewed after this
     this.builds.close();
     await this.database.close();
+  }
+
+  /** The database and migration state, for GET /api/ready (readiness.ts; never throws). */
+  storeStatus(): Promise<PgStoreStatus> {
+    return pgStoreStatus(this.database);
   }
 }
 

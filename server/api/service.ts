@@ -21,7 +21,7 @@ import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryNam
 import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
 import { getContext, toContextJson, toContextText, type ContextSearcher } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
-import { RateLimiter, type RateLimitDecision } from '../access/rate-limit.ts';
+import { RateLimiter, rateLimitCountersOf, type RateLimitDecision } from '../access/rate-limit.ts';
 import { applyPolicyPatch, decide, getPolicy, isRestrictive, setPolicy, type Policy } from '../access/policy.ts';
 import { getMcpRequireKey } from '../../core/settings.ts';
 import { createApiKey, type CreateApiKeyInput, type CreatedApiKey } from '../access/api-keys.ts';
@@ -78,7 +78,7 @@ export class ApiService {
     /** Where context searches run (server/search-pool.ts); default the store's search, in this thread. */
     private readonly searcher?: ContextSearcher,
   ) {
-    this.rateLimiter = new RateLimiter(kernel.config.rateLimits, kernel.clock);
+    this.rateLimiter = new RateLimiter(kernel.config.rateLimits, kernel.clock, { counters: rateLimitCountersOf(kernel.store), logger: kernel.logger });
   }
 
   // -------------------------------------------------------------------------------------------

@@ -6,6 +6,9 @@
  *                    DATA_DIR's file system has room; else 503 with the reasons. The licence is
  *                    reported (`license: 'valid' | 'expired'`) but never makes it 503: an
  *                    expired installation still serves reads, so a balancer must not drop it.
+ *                    `store` says which store and, for one on a database (PostgreSQL, issue 24:
+ *                    its `storeStatus()`), whether the database answers and is migrated; while
+ *                    it is not, 503 with the store's error code (`database_unavailable`...).
  *
  * Both are public, cheap and answered before every other middleware (no rate limit, no key,
  * no Host check), like /ping.
@@ -25,9 +28,28 @@ export interface ReadinessOptions {
   minFreeDiskBytes: number;
   /** Free bytes for the file system of a path (tests replace it); default fs.statfs. */
   freeBytes?: (path: string) => Promise<number>;
+  /** The store's kind (config `slots.store`), for a store that does not report its own. */
+  storeKind?: string;
+}
+
+/**
+ * What a store on a database reports (plugins/store-postgres/readiness.ts): its kind, the
+ * database's state and migrations, and the error while it is not usable. Never throws.
+ */
+export interface StoreStatus {
+  kind: string;
+  database?: string;
+  error?: { error: string; message: string };
+  [detail: string]: unknown;
+}
+
+function storeStatusOf(store: object): (() => Promise<StoreStatus>) | null {
+  const fn = (store as { storeStatus?: unknown }).storeStatus;
+  return typeof fn === 'function' ? () => (fn as () => Promise<StoreStatus>).call(store) : null;
 }
 
 export interface ReadyAnswer {
+  ready: boolean;
   status: 'ready' | 'unavailable';
   license: 'valid' | 'expiring' | 'expired';
   /** Why the node is not ready (empty when ready), or why it is read-only (licence). */
@@ -37,6 +59,7 @@ export interface ReadyAnswer {
     jobs: 'ok' | 'stopped';
     disk: { status: 'ok' | 'low' | 'unknown'; freeBytes: number | null; minFreeBytes: number };
   };
+  store: StoreStatus;
 }
 
 async function statfsFree(path: string): Promise<number> {
@@ -48,11 +71,21 @@ async function statfsFree(path: string): Promise<number> {
 export async function readiness(o: ReadinessOptions): Promise<ReadyAnswer> {
   const reasons: string[] = [];
   let store: ReadyAnswer['checks']['store'] = 'ok';
-  try {
-    await o.store.getSetting('policy');
-  } catch (e) {
-    store = 'failed';
-    reasons.push(`store: ${(e as Error).message}`);
+  let storeStatus: StoreStatus = { kind: o.storeKind ?? 'embedded' };
+  const status = storeStatusOf(o.store);
+  if (status) {
+    storeStatus = await status();
+    if (storeStatus.error) {
+      store = 'failed';
+      reasons.push(`store: ${storeStatus.error.message}`);
+    }
+  } else {
+    try {
+      await o.store.getSetting('policy');
+    } catch (e) {
+      store = 'failed';
+      reasons.push(`store: ${(e as Error).message}`);
+    }
   }
   const jobs = o.jobsAlive() ? 'ok' : 'stopped';
   if (jobs === 'stopped') reasons.push('jobs: the job runner has stopped (the server is shutting down)');
@@ -75,7 +108,7 @@ export async function readiness(o: ReadinessOptions): Promise<ReadyAnswer> {
   // The licence module's view says 'expiring' within 7 days of expiry (server/licence.ts).
   const state = (o.licence as { state?: () => string } | undefined)?.state?.();
   const license = expired ? 'expired' : state === 'expiring' ? 'expiring' : 'valid';
-  return { status: ready ? 'ready' : 'unavailable', license, reasons, checks: { store, jobs, disk } };
+  return { ready, status: ready ? 'ready' : 'unavailable', license, reasons, checks: { store, jobs, disk }, store: storeStatus };
 }
 
 /** Answers /api/health and /api/ready (GET and HEAD); every other request goes on. */
@@ -95,6 +128,7 @@ export function healthMiddleware(o: ReadinessOptions) {
     }
     const answer = await readiness(o);
     ctx.status = answer.status === 'ready' ? 200 : 503;
-    ctx.body = answer.status === 'ready' ? answer : { error: 'not_ready', message: answer.reasons.join('; '), ...answer };
+    // A store that cannot reach its database says so in the error code (database_unavailable...).
+    ctx.body = answer.ready ? answer : { error: answer.store.error?.error ?? 'not_ready', message: answer.reasons.join('; '), ...answer };
   };
 }

@@ -31,6 +31,14 @@ export interface TestPostgres {
   createDatabase(name: string): Promise<string>;
   /** Stops the server (immediate mode) and removes its directory; safe to call twice. */
   stop(): Promise<void>;
+  /**
+   * Stops the server but keeps the cluster, to `restart()` later (an outage). Fast mode: every
+   * connection is cut, and what was committed survives (the test cluster runs without
+   * synchronous commit, so an immediate stop could lose the last commits).
+   */
+  halt(): Promise<void>;
+  /** Starts a halted cluster again on the same port. */
+  restart(): Promise<void>;
 }
 
 /** The directory holding `initdb` and `pg_ctl`, or null when no PostgreSQL server is installed. */
@@ -170,6 +178,12 @@ export async function startPostgres(): Promise<TestPostgres> {
       },
       async stop() {
         stopCluster(c);
+      },
+      async halt() {
+        run(as, c.pgCtl, ['stop', '-D', data, '-m', 'fast', '-w', '-t', '30', '-s'], 'pg_ctl stop');
+      },
+      async restart() {
+        run(as, c.pgCtl, ['start', '-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-s'], 'pg_ctl start');
       },
     };
   } catch (e) {

@@ -35,6 +35,8 @@ describe('/api/health and /api/ready', () => {
     const r = await get(s.base, '/api/ready');
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.status, 'ready');
+    assert.equal(r.body.ready, true);
+    assert.deepEqual(r.body.store, { kind: 'embedded' }, 'the embedded store: ready once open, no database to report');
     assert.equal(r.body.license, 'valid');
     assert.equal(r.body.checks.store, 'ok');
     assert.equal(r.body.checks.jobs, 'ok');
