@@ -766,7 +766,16 @@ export interface AuditEntry extends AuditEntryInput {
 export type TransferRow =
   | { kind: 'library'; library: LibraryInput; createdAt: string }
   | { kind: 'alias'; alias: string; target: string; createdAt: string }
-  | { kind: 'version'; libraryId: string; version: string; lastUpdateDate: string | null; snippets: Snippet[]; documents: BuildDocument[] }
+  | {
+      kind: 'version';
+      libraryId: string;
+      version: string;
+      lastUpdateDate: string | null;
+      snippets: Snippet[];
+      documents: BuildDocument[];
+      /** The served build's stored documents file (core/stored-docs.ts, gzip bytes), or null when it has none. */
+      storedDocs: Uint8Array | null;
+    }
   | { kind: 'job'; job: JobRecord; log: JobLogLine[] }
   | { kind: 'apiKey'; key: ApiKeyRecord; hash: string }
   | { kind: 'adminAccount'; account: AdminAccountRecord }

@@ -24,7 +24,10 @@ import type {
   StoreTransfer,
   TransferRow,
 } from './contracts.ts';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { RefdeskError } from './errors.ts';
+import { hasLocalStoredDocs, storedDocsPath } from './stored-docs.ts';
 import { isSealed, type SecretBox } from './secrets.ts';
 
 /** The setting a target carries while `moveStore` writes it (removed by the last write). */
@@ -43,7 +46,11 @@ export interface AliasRow {
 
 /** A StoreTransfer written over the Store's role methods, with the store's own raw reads and writes. */
 export abstract class ContractTransfer implements StoreTransfer {
-  constructor(protected readonly store: Store) {}
+  /** `dataDir`: the store's data directory (where a build's stored documents file is on this machine). */
+  constructor(
+    protected readonly store: Store,
+    protected readonly dataDir: string,
+  ) {}
 
   protected abstract listAliases(): Promise<AliasRow[]>;
   protected abstract listApiKeyHashes(): Promise<Array<{ key: ApiKeyRecord; hash: string }>>;
@@ -72,7 +79,8 @@ export abstract class ContractTransfer implements StoreTransfer {
         if (!v.activeBuildId) continue;
         const snippets = (await s.getSnippets(l.id, v.version)).map(({ id: _id, seq: _seq, ...rest }): Snippet => rest);
         const documents = [...(await s.getDocuments(l.id, v.version)).values()];
-        yield { kind: 'version', libraryId: l.id, version: v.version, lastUpdateDate: v.lastUpdateDate, snippets, documents };
+        const storedDocs = (await hasLocalStoredDocs(s, this.dataDir, v.activeBuildId)) ? await readFile(storedDocsPath(this.dataDir, v.activeBuildId)) : null;
+        yield { kind: 'version', libraryId: l.id, version: v.version, lastUpdateDate: v.lastUpdateDate, snippets, documents, storedDocs };
       }
     }
     // Oldest first, so the target's newest job (a library's state) is the source's.
@@ -106,6 +114,12 @@ export abstract class ContractTransfer implements StoreTransfer {
         try {
           for (let i = 0; i < row.snippets.length; i += SNIPPET_BATCH) await s.addSnippets(buildId, row.snippets.slice(i, i + SNIPPET_BATCH));
           if (row.documents.length > 0) await s.addDocuments(buildId, row.documents);
+          // Where the ingest leaves them for finalizeBuild (a store keeping them elsewhere takes them from there).
+          if (row.storedDocs) {
+            const file = storedDocsPath(this.dataDir, buildId);
+            await mkdir(dirname(file), { recursive: true });
+            await writeFile(file, row.storedDocs);
+          }
           await s.finalizeBuild(buildId);
         } catch (e) {
           await s.failBuild(buildId).catch(() => undefined);

@@ -10,7 +10,7 @@ import { all, parseJson, run, str, transaction, type Database } from './sqlite.t
 
 export class EmbeddedTransfer extends ContractTransfer {
   constructor(private readonly embedded: EmbeddedStore) {
-    super(embedded);
+    super(embedded, embedded.database.env.dataDir);
   }
 
   private get db(): Database {

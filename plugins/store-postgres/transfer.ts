@@ -39,7 +39,7 @@ export class PgTransfer extends ContractTransfer {
     store: Store,
     private readonly database: PgDatabase,
   ) {
-    super(store);
+    super(store, database.env.dataDir);
   }
 
   protected async listAliases(): Promise<AliasRow[]> {

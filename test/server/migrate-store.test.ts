@@ -21,6 +21,7 @@ import { createSecretBox, dataDirSecretBox, parseSecretKey, type SecretBox } fro
 import { patchSettings } from '../../core/settings.ts';
 import { createConsoleLogger, systemClock } from '../../core/services.ts';
 import { TRANSFER_MARKER } from '../../core/store-transfer.ts';
+import { hasStoredDocs } from '../../core/stored-docs.ts';
 
 const show = (r: CliResult) => `exit ${r.code}\n--- stdout ---\n${r.stdout}\n--- stderr ---\n${r.stderr}`;
 const PLANTED_GIT = `ghp_planted${randomBytes(12).toString('hex')}`;
@@ -63,6 +64,19 @@ async function served(dataDir: string, apiKey: string, env: Record<string, strin
     return { ...(await answers(server, apiKey)), logs: server.stdout() + server.stderr() };
   } finally {
     await server.stop();
+  }
+}
+
+/** Whether the served builds of the corpora have their stored documents (what a re-chunk reads) in a data directory. */
+async function storedDocsServed(dataDir: string): Promise<boolean[]> {
+  const store = openStore(dataDir);
+  await store.open();
+  try {
+    const out: boolean[] = [];
+    for (const id of ['/docs/koa', '/docs/zod']) out.push(await hasStoredDocs(dataDir, (await store.getVersion(id, ''))!.activeBuildId!));
+    return out;
+  } finally {
+    await store.close();
   }
 }
 
@@ -126,6 +140,9 @@ describe('refdesk migrate-store', { timeout: 1_200_000, skip: hasCorpora ? false
     assert.equal(await store.getSetting(TRANSFER_MARKER), undefined);
     await store.close();
     assert.deepEqual(openPlanted(git, spec, dataDirSecretBox(target, null)), [PLANTED_GIT, PLANTED_SPEC]);
+
+    assert.deepEqual(await storedDocsServed(source), [true, true]);
+    assert.deepEqual(await storedDocsServed(target), [true, true], 'the stored documents moved with their builds');
 
     const moved = await served(target, apiKey);
     assert.deepEqual(moved.bodies, original.bodies);
@@ -192,6 +209,8 @@ describe('refdesk migrate-store', { timeout: 1_200_000, skip: hasCorpora ? false
         const git = (await client.query("SELECT value FROM settings WHERE key = 'git'")).rows[0]?.value;
         const spec = (await client.query("SELECT source_spec FROM libraries WHERE id = '/acme/private'")).rows[0]?.source_spec;
         assert.deepEqual(openPlanted(git, spec, createSecretBox(parseSecretKey({ value: ENCRYPTION_KEY, name: 'ENCRYPTION_KEY' }))), [PLANTED_GIT, PLANTED_SPEC]);
+        const docs = await client.query("SELECT v.library_id, count(c.*)::int AS n FROM versions v LEFT JOIN document_chunks c ON c.build_id = v.active_build_id WHERE v.library_id IN ('/docs/koa', '/docs/zod') GROUP BY v.library_id ORDER BY v.library_id");
+        assert.deepEqual(docs.rows.map((r) => [r.library_id, r.n > 0]), [['/docs/koa', true], ['/docs/zod', true]], 'the stored documents are in the database');
       } finally {
         await client.end();
       }
@@ -212,6 +231,7 @@ describe('refdesk migrate-store', { timeout: 1_200_000, skip: hasCorpora ? false
       const git = await store.getSetting('git');
       await store.close();
       assert.deepEqual(openPlanted(git, spec, dataDirSecretBox(back, null)), [PLANTED_GIT, PLANTED_SPEC]);
+      assert.deepEqual(await storedDocsServed(back), [true, true]);
       const restored = await served(back, apiKey);
       assert.deepEqual(restored.bodies, original.bodies);
       assert.equal(restored.libraries, original.libraries);
