@@ -40,6 +40,7 @@ export function clusterConfig(dir: string, options: ClusterConfigOptions = {}): 
     plugins: Array<{ use: string; options?: Record<string, Record<string, unknown>> }>;
     network: { allowHosts: string[] };
     rateLimits: { windowSeconds: number; anonymous: { requests: number } };
+    slots: { store: string };
   };
   for (const p of cfg.plugins) if (p.use.startsWith('.')) p.use = resolve(dirname(base), p.use);
   let pgPlugin = cfg.plugins.find((p) => p.use.includes('store-postgres'));
@@ -48,6 +49,8 @@ export function clusterConfig(dir: string, options: ClusterConfigOptions = {}): 
     cfg.plugins.unshift(pgPlugin);
   }
   if (options.store) pgPlugin.options = { ...pgPlugin.options, postgres: { ...pgPlugin.options?.postgres, ...options.store } };
+  // A config file of its own names its store (DATABASE_URL picks postgres only for the default config).
+  cfg.slots.store = 'postgres';
   cfg.network.allowHosts = ['127.0.0.1'];
   if (options.anonymousRequests !== undefined) cfg.rateLimits.anonymous.requests = options.anonymousRequests;
   if (options.windowSeconds !== undefined) cfg.rateLimits.windowSeconds = options.windowSeconds;
@@ -142,6 +145,14 @@ export class DocsUpstream {
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server!.close(() => r()));
   }
+}
+
+/** A new API key (of the default plan) made through a node's admin API. */
+export async function createKey(node: ClusterNode, name: string): Promise<string> {
+  const res = await fetch(`${node.base}/api/admin/keys`, { method: 'POST', headers: { ...node.adminAuth, 'content-type': 'application/json' }, body: JSON.stringify({ name }) });
+  const body = (await res.json()) as { key?: string };
+  if (res.status !== 201 || !body.key) throw new Error(`key through ${node.base}: ${res.status} ${JSON.stringify(body)}`);
+  return body.key;
 }
 
 /** Queues an llms.txt library through a node's admin API; the job id. */

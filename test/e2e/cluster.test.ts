@@ -17,13 +17,20 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeDataDir, removeDataDir, stopAll, httpGet } from './refdesk-process.ts';
 import { postgresSkipReason, startPostgres, type TestPostgres } from '../helpers/postgres.ts';
-import { DocsUpstream, addLibrary, clusterConfig, jobRows, pidOfNodeId, startNode, waitForJob, type ClusterNode } from './cluster-nodes.ts';
+import { DocsUpstream, addLibrary, clusterConfig, createKey, jobRows, pidOfNodeId, startNode, waitForJob, type ClusterNode } from './cluster-nodes.ts';
 
 const LEASE_MS = 4000;
 const ANON_LIMIT = 40;
 
-async function context(node: ClusterNode, library: string, query: string): Promise<{ status: number; text: string }> {
-  const r = await httpGet(`${node.base}/api/v2/context?${new URLSearchParams({ libraryId: library, query })}`, 30_000, node.adminAuth);
+/** An API key of the cluster, made through the first node asked (keys are shared by the nodes). */
+const keys = new WeakMap<ClusterNode[], string>();
+async function keyOf(nodes: ClusterNode[], node: ClusterNode): Promise<{ authorization: string }> {
+  if (!keys.has(nodes)) keys.set(nodes, await createKey(node, 'cluster-test'));
+  return { authorization: `Bearer ${keys.get(nodes)}` };
+}
+
+async function context(nodes: ClusterNode[], node: ClusterNode, library: string, query: string): Promise<{ status: number; text: string }> {
+  const r = await httpGet(`${node.base}/api/v2/context?${new URLSearchParams({ libraryId: library, query })}`, 30_000, await keyOf(nodes, node));
   return { status: r.status, text: r.text };
 }
 
@@ -71,7 +78,7 @@ describe('several refdesk nodes on one PostgreSQL', { timeout: 1_800_000, skip: 
 
     for (const node of three) {
       for (const name of [names[0]!, names[17]!, names[29]!]) {
-        const r = await context(node, `/docs/${name}`, `${name} topic 3`);
+        const r = await context(three, node, `/docs/${name}`, `${name} topic 3`);
         assert.equal(r.status, 200, r.text);
         assert.match(r.text, new RegExp(`${name}\\.topic3\\(`));
       }
@@ -101,28 +108,30 @@ describe('several refdesk nodes on one PostgreSQL', { timeout: 1_800_000, skip: 
     const [row] = await jobRows(url, [job]);
     assert.equal(row!.attempts, 2, 'claimed once by the killed node, once by the survivor');
     assert.equal(upstream.reads.get('slow'), 2, 'the survivor read the upstream again');
-    const r = await context(survivor, '/docs/slow', 'slow topic 2');
+    const r = await context(two, survivor, '/docs/slow', 'slow topic 2');
     assert.equal(r.status, 200, r.text);
     assert.match(r.text, /slow\.topic2\(/);
   });
 
   test('a library refreshed through node A is served new by node B', async () => {
-    const [a, b] = await cluster(2, 'refresh');
+    const pair = await cluster(2, 'refresh');
+    const [a, b] = pair;
     upstream.setGeneration('fresh', 1);
     await waitForJob(a!, await addLibrary(a!, upstream, 'fresh'), ['succeeded'], 300_000);
-    const before = await context(b!, '/docs/fresh', 'fresh topic 1 generation');
+    // The key is made through B and used on A: keys are shared too.
+    const before = await context(pair, b!, '/docs/fresh', 'fresh topic 1 generation');
     assert.equal(before.status, 200, before.text);
     assert.match(before.text, /g1w/);
 
     upstream.setGeneration('fresh', 2);
-    const res = await fetch(`${a!.base}/api/v1/refresh`, { method: 'POST', headers: { ...a!.adminAuth, 'content-type': 'application/json' }, body: JSON.stringify({ libraryName: '/docs/fresh' }) });
+    const res = await fetch(`${a!.base}/api/v1/refresh`, { method: 'POST', headers: { ...(await keyOf(pair, a!)), 'content-type': 'application/json' }, body: JSON.stringify({ libraryName: '/docs/fresh' }) });
     const body = (await res.json()) as { jobId: string };
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(await waitForJob(a!, body.jobId, ['succeeded', 'failed'], 300_000), 'succeeded');
     // Node B sees the new version (through the change feed, or its polling fallback, within seconds).
     let after = '';
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
-      after = (await context(b!, '/docs/fresh', 'fresh topic 1 generation')).text;
+      after = (await context(pair, b!, '/docs/fresh', 'fresh topic 1 generation')).text;
       if (after.includes('g2w')) break;
     }
     assert.match(after, /g2w/);
