@@ -130,7 +130,9 @@ async function main() {
   try {
     postgres = await startPostgres();
     await upstream.start();
-    const config = clusterConfig(scratch, { store: { leaseMs: LEASE_MS, heartbeatMs: Math.max(200, Math.round(LEASE_MS / 5)) } });
+    // The compiled code loads the compiled plugins (dist/config/default.yaml names them).
+    const compiled = join(ROOT, 'dist', 'config', 'default.yaml');
+    const config = clusterConfig(scratch, { store: { leaseMs: LEASE_MS, heartbeatMs: Math.max(200, Math.round(LEASE_MS / 5)) }, ...(existsSync(compiled) ? { base: compiled } : {}) });
 
     // Setup: ingest into a data directory, then move it to the database.
     const dataDir = join(scratch, 'data');
@@ -154,7 +156,7 @@ async function main() {
       const starts: number[] = [];
       while (live.length < n) {
         const s0 = performance.now();
-        const node = await startNode(url, config);
+        const node = await startNode(url, config, { REFDESK_SHOW_RUNTIME: '1' });
         live.push(node);
         started.push(node);
         starts.push(Math.round(performance.now() - s0));

@@ -31,11 +31,13 @@ export interface ClusterConfigOptions {
   /** Requests per window of an anonymous client. */
   anonymousRequests?: number;
   windowSeconds?: number;
+  /** The config to start from: config/default.yaml (sources through tsx), or dist/config/default.yaml for the compiled code. */
+  base?: string;
 }
 
 /** Writes the config file the nodes share into `dir`; returns its path. */
 export function clusterConfig(dir: string, options: ClusterConfigOptions = {}): string {
-  const base = join(ROOT, 'config', 'default.yaml');
+  const base = options.base ?? join(ROOT, 'config', 'default.yaml');
   const cfg = parseYaml(readFileSync(base, 'utf8')) as {
     plugins: Array<{ use: string; options?: Record<string, Record<string, unknown>> }>;
     network: { allowHosts: string[] };
