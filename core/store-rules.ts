@@ -3,8 +3,9 @@
  * job states, how a job's state shows in its library's state, input checks, snippet defaults,
  * not-found errors.
  */
-import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryState, LogLevel, Snippet } from './contracts.ts';
+import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryRecord, LibraryState, LogLevel, Snippet } from './contracts.ts';
 import { RefdeskError } from './errors.ts';
+import { sortVersionsNewestFirst } from './version-order.ts';
 
 export const JOB_STATES: readonly JobState[] = ['queued', 'running', 'succeeded', 'failed', 'interrupted'];
 export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'interrupted'];
@@ -137,4 +138,55 @@ export function applyJobPatch(job: JobRecord, patch: JobPatch, now: string): Job
 export function libraryBusy(id: string, version: string | undefined, jobId: string): RefdeskError {
   const what = version === undefined ? `Library ${id}` : version === '' ? `The default version of ${id}` : `Version "${version}" of ${id}`;
   return new RefdeskError('library_busy', `${what} has an ingest job running (job ${jobId}); try again once it has finished.`);
+}
+
+/** A served version as a library record needs it (a `versions` row with a served build). */
+export interface ServedVersion {
+  version: string;
+  lastUpdateDate: string | null;
+  totalTokens: number;
+  totalSnippets: number;
+}
+
+/** What a library record takes from the library's own row. */
+export type LibraryFields = Pick<LibraryRecord, 'id' | 'title' | 'description' | 'branch' | 'stars' | 'trustScore' | 'benchmarkScore' | 'source' | 'createdAt'>;
+
+/**
+ * A library record from its row, its served versions (in any order) and its newest job's state:
+ * state, date and totals from `libraryServing`, pinned versions newest first (ties in version
+ * order, so every store lists them alike).
+ */
+export function libraryRecordOf(lib: LibraryFields, served: readonly ServedVersion[], newestJobState: string | null | undefined): LibraryRecord {
+  const def = served.find((v) => v.version === '');
+  const pinned = sortVersionsNewestFirst(
+    served
+      .filter((v) => v.version !== '')
+      .sort((a, b) => (a.version < b.version ? -1 : a.version > b.version ? 1 : 0))
+      .map((v) => ({ row: v, version: v.version, lastUpdateDate: v.lastUpdateDate })),
+  );
+  const { state, shown } = libraryServing(def, pinned, newestJobState);
+  return {
+    id: lib.id,
+    title: lib.title,
+    description: lib.description,
+    branch: lib.branch,
+    lastUpdateDate: shown ? shown.lastUpdateDate : null,
+    state,
+    totalTokens: shown ? shown.totalTokens : 0,
+    totalSnippets: shown ? shown.totalSnippets : 0,
+    stars: lib.stars,
+    trustScore: lib.trustScore,
+    benchmarkScore: lib.benchmarkScore,
+    versions: pinned.map((p) => p.version),
+    source: lib.source,
+    createdAt: lib.createdAt,
+  };
+}
+
+/** Freezes a library record a store's memory shares with every caller (nobody can change the cache through it). */
+export function freezeLibraryRecord(r: LibraryRecord): LibraryRecord {
+  Object.freeze(r.versions);
+  Object.freeze(r.source.spec);
+  Object.freeze(r.source);
+  return Object.freeze(r);
 }

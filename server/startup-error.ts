@@ -14,6 +14,8 @@ export interface StartupContext {
 export function describeStartupError(e: unknown, ctx: StartupContext = {}): string {
   const oneLine = (s: string) => redactSecrets(s.replace(/\s*\n\s*/g, ' ').trim());
   if (isRefdeskError(e)) return oneLine(e.message);
+  // The PostgreSQL store's own errors (plugins/store-postgres/pool.ts) already say what to fix and never hold the password.
+  if ((e as Error)?.name === 'PostgresStoreError') return oneLine((e as Error).message);
   const err = e as NodeJS.ErrnoException & { syscall?: string; hostname?: string };
   if (err?.code?.startsWith?.('ERR_PARSE_ARGS')) return oneLine(err.message);
   const port = ctx.port ?? (err as { port?: number }).port;

@@ -11,6 +11,7 @@
  * change the cache by changing what it returned.
  */
 import type { LibraryRecord } from '../../core/contracts.ts';
+import { freezeLibraryRecord } from '../../core/store-rules.ts';
 
 /** Reads library records from the database: all of them (null) or the one with this id. */
 export type LibraryLoader = (id: string | null) => LibraryRecord[];
@@ -53,7 +54,7 @@ export class CatalogCache {
 
   private refresh(): void {
     if (!this.records) {
-      this.records = new Map(this.load(null).map((r) => [r.id, freezeRecord(r)]));
+      this.records = new Map(this.load(null).map((r) => [r.id, freezeLibraryRecord(r)]));
       this.stale.clear();
       this.sorted = null;
       this.stats.loads++;
@@ -62,18 +63,11 @@ export class CatalogCache {
     if (this.stale.size === 0) return;
     for (const id of this.stale) {
       const [fresh] = this.load(id);
-      if (fresh) this.records.set(id, freezeRecord(fresh));
+      if (fresh) this.records.set(id, freezeLibraryRecord(fresh));
       else this.records.delete(id);
       this.stats.reloads++;
     }
     this.stale.clear();
     this.sorted = null;
   }
-}
-
-function freezeRecord(r: LibraryRecord): LibraryRecord {
-  Object.freeze(r.versions);
-  Object.freeze(r.source.spec);
-  Object.freeze(r.source);
-  return Object.freeze(r);
 }

@@ -1,6 +1,6 @@
 /** The embedded store's catalog role: libraries, versions, renames and aliases (tables libraries, versions, library_aliases). */
 import type { CatalogStore, LibraryInput, LibraryRecord, LibraryState, VersionRecord } from '../../core/contracts.ts';
-import { invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryServing, validateLibraryInput } from '../../core/store-rules.ts';
+import { invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryRecordOf, validateLibraryInput } from '../../core/store-rules.ts';
 import { renameTargetExists, validateRename } from '../../core/store-admin-rules.ts';
 import { sortVersionsNewestFirst } from '../../core/version-order.ts';
 import type { EmbeddedBuilds } from './builds.ts';
@@ -159,33 +159,28 @@ export class EmbeddedCatalog extends EmbeddedRole implements CatalogStore {
         : all(db, 'SELECT library_id, state FROM jobs WHERE library_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1', [id]);
     for (const j of jobRows) newestJob.set(str(j.library_id), str(j.state));
 
-    return libs.map((lib) => {
-      const libId = str(lib.id);
-      const versions = versionsByLib.get(libId) ?? [];
-      const def = versions.find((v) => str(v.version) === '');
-      const pinned = sortVersionsNewestFirst(
-        versions
-          .filter((v) => str(v.version) !== '')
-          .map((v) => ({ row: v, version: str(v.version), lastUpdateDate: strOrNull(v.last_update_date) })),
-      );
-      const { state, shown } = libraryServing(def, pinned, newestJob.get(libId));
-      return {
-        id: libId,
-        title: str(lib.title),
-        description: str(lib.description),
-        branch: str(lib.branch),
-        lastUpdateDate: shown ? strOrNull(shown.last_update_date) : null,
-        state,
-        totalTokens: shown ? num(shown.total_tokens) : 0,
-        totalSnippets: shown ? num(shown.total_snippets) : 0,
-        stars: num(lib.stars),
-        trustScore: num(lib.trust_score),
-        benchmarkScore: num(lib.benchmark_score),
-        versions: pinned.map((p) => p.version),
-        source: { kind: str(lib.source_kind), spec: parseJson<Record<string, unknown>>(lib.source_spec, {}) },
-        createdAt: str(lib.created_at),
-      };
-    });
+    return libs.map((lib) =>
+      libraryRecordOf(
+        {
+          id: str(lib.id),
+          title: str(lib.title),
+          description: str(lib.description),
+          branch: str(lib.branch),
+          stars: num(lib.stars),
+          trustScore: num(lib.trust_score),
+          benchmarkScore: num(lib.benchmark_score),
+          source: { kind: str(lib.source_kind), spec: parseJson<Record<string, unknown>>(lib.source_spec, {}) },
+          createdAt: str(lib.created_at),
+        },
+        (versionsByLib.get(str(lib.id)) ?? []).map((v) => ({
+          version: str(v.version),
+          lastUpdateDate: strOrNull(v.last_update_date),
+          totalTokens: num(v.total_tokens),
+          totalSnippets: num(v.total_snippets),
+        })),
+        newestJob.get(str(lib.id)),
+      ),
+    );
   }
 
   async getVersion(libraryId: string, version: string): Promise<VersionRecord | null> {

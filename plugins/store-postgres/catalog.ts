@@ -12,28 +12,36 @@
  */
 import type pg from 'pg';
 import type { CatalogStore, LibraryInput, LibraryRecord, LibraryState, VersionRecord } from '../../core/contracts.ts';
-import { invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryServing, validateLibraryInput } from '../../core/store-rules.ts';
+import { freezeLibraryRecord, invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryRecordOf, validateLibraryInput, type ServedVersion } from '../../core/store-rules.ts';
 import { renameTargetExists, validateRename } from '../../core/store-admin-rules.ts';
 import { sortVersionsNewestFirst } from '../../core/version-order.ts';
 import { PgRole, type PgDatabase } from './database.ts';
-import { iso, isoOrNull, jsonObject, num, str, strOrNull, type PgRow } from './rows.ts';
+import { iso, isoOrNull, jsonObject, num, str, strOrNull } from './rows.ts';
 
 /** Reads library records: all of them (null) or the one with this id. */
 type LibraryLoader = (id: string | null) => Promise<LibraryRecord[]>;
 
 /**
  * The records in memory. A touch during a load leaves the touched id stale, so a change that
- * commits while a read is in flight is never lost.
+ * commits while a read is in flight is never lost. Everything is read again once `maxAgeMs` old:
+ * the bound on how long a change the feed never delivered (a node cut off for longer than the
+ * feed keeps its rows) can go unseen; when that reload fails, the records in memory are kept (and
+ * tried again `maxAgeMs` later), so a database outage does not take the catalog away.
  */
 export class PgCatalogCache {
   private records: Map<string, LibraryRecord> | null = null;
+  private loadedAt = 0;
   private sorted: readonly LibraryRecord[] | null = null;
   private readonly stale = new Set<string>();
   private loading: Promise<void> | null = null;
   /** Counts for tests and reports: full loads and single-library reloads. */
   readonly stats = { loads: 0, reloads: 0 };
 
-  constructor(private readonly load: LibraryLoader) {}
+  constructor(
+    private readonly load: LibraryLoader,
+    private readonly maxAgeMs = 5 * 60_000,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   async all(): Promise<LibraryRecord[]> {
     await this.refresh();
@@ -61,16 +69,28 @@ export class PgCatalogCache {
   private async refresh(): Promise<void> {
     // One refresh at a time; a read that arrives during one waits for it, then checks again.
     while (this.loading) await this.loading;
-    if (this.records && this.stale.size === 0) return;
-    this.loading = this.reload().finally(() => (this.loading = null));
+    const expired = this.records !== null && this.now() - this.loadedAt >= this.maxAgeMs;
+    if (this.records && !expired && this.stale.size === 0) return;
+    this.loading = this.reload(expired).finally(() => (this.loading = null));
     await this.loading;
   }
 
-  private async reload(): Promise<void> {
-    if (!this.records) {
+  private async reload(expired: boolean): Promise<void> {
+    if (!this.records || expired) {
+      const pending = [...this.stale];
       this.stale.clear();
-      const all = await this.load(null);
-      this.records = new Map(all.map((r) => [r.id, freezeRecord(r)]));
+      const at = this.now();
+      let all: LibraryRecord[];
+      try {
+        all = await this.load(null);
+      } catch (e) {
+        for (const id of pending) this.stale.add(id);
+        if (!this.records) throw e;
+        this.loadedAt = at;
+        return;
+      }
+      this.loadedAt = at;
+      this.records = new Map(all.map((r) => [r.id, freezeLibraryRecord(r)]));
       this.sorted = null;
       this.stats.loads++;
       return;
@@ -79,19 +99,12 @@ export class PgCatalogCache {
     this.stale.clear();
     for (const id of ids) {
       const [fresh] = await this.load(id);
-      if (fresh) this.records.set(id, freezeRecord(fresh));
+      if (fresh) this.records.set(id, freezeLibraryRecord(fresh));
       else this.records.delete(id);
       this.stats.reloads++;
     }
     this.sorted = null;
   }
-}
-
-function freezeRecord(r: LibraryRecord): LibraryRecord {
-  Object.freeze(r.versions);
-  Object.freeze(r.source.spec);
-  Object.freeze(r.source);
-  return Object.freeze(r);
 }
 
 /** "(library, version) or the whole library": `$2::text IS NULL OR version = $2`. */
@@ -286,36 +299,29 @@ export class PgCatalog extends PgRole implements CatalogStore {
         params,
       ),
     ]);
-    const versionsByLib = new Map<string, PgRow[]>();
+    const versionsByLib = new Map<string, ServedVersion[]>();
     for (const v of served) {
       const k = str(v.library_id);
-      versionsByLib.set(k, [...(versionsByLib.get(k) ?? []), v]);
+      const row = { version: str(v.version), lastUpdateDate: isoOrNull(v.last_update_date), totalTokens: num(v.total_tokens), totalSnippets: num(v.total_snippets) };
+      versionsByLib.set(k, [...(versionsByLib.get(k) ?? []), row]);
     }
     const newestJob = new Map(jobs.map((j) => [str(j.library_id), str(j.state)]));
-    return libs.map((lib) => {
-      const libId = str(lib.id);
-      const versions = versionsByLib.get(libId) ?? [];
-      const def = versions.find((v) => str(v.version) === '');
-      const pinned = sortVersionsNewestFirst(
-        versions.filter((v) => str(v.version) !== '').map((v) => ({ row: v, version: str(v.version), lastUpdateDate: isoOrNull(v.last_update_date) })),
-      );
-      const { state, shown } = libraryServing(def, pinned, newestJob.get(libId));
-      return {
-        id: libId,
-        title: str(lib.title),
-        description: str(lib.description),
-        branch: str(lib.branch),
-        lastUpdateDate: shown ? isoOrNull(shown.last_update_date) : null,
-        state,
-        totalTokens: shown ? num(shown.total_tokens) : 0,
-        totalSnippets: shown ? num(shown.total_snippets) : 0,
-        stars: num(lib.stars),
-        trustScore: num(lib.trust_score),
-        benchmarkScore: num(lib.benchmark_score),
-        versions: pinned.map((p) => p.version),
-        source: { kind: str(lib.source_kind), spec: jsonObject<Record<string, unknown>>(lib.source_spec, {}) },
-        createdAt: iso(lib.created_at),
-      };
-    });
+    return libs.map((lib) =>
+      libraryRecordOf(
+        {
+          id: str(lib.id),
+          title: str(lib.title),
+          description: str(lib.description),
+          branch: str(lib.branch),
+          stars: num(lib.stars),
+          trustScore: num(lib.trust_score),
+          benchmarkScore: num(lib.benchmark_score),
+          source: { kind: str(lib.source_kind), spec: jsonObject<Record<string, unknown>>(lib.source_spec, {}) },
+          createdAt: iso(lib.created_at),
+        },
+        versionsByLib.get(str(lib.id)) ?? [],
+        newestJob.get(str(lib.id)),
+      ),
+    );
   }
 }

@@ -10,10 +10,10 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Clock, Logger, RuntimeEnv } from '../../core/contracts.ts';
-import { createPool, type PostgresPool } from './pool.ts';
+import { createPool, isConnectionError, type PostgresPool } from './pool.ts';
 import { migrate } from './migrate.ts';
-import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 import { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
+import { ChangeFeed, PUBLISH_SQL, CHANGE_CHANNEL, type ChangeTopic } from './notify.ts';
 
 export { POSTGRES_STORE_DEFAULTS, type PostgresStoreOptions } from './options.ts';
 
@@ -146,7 +146,13 @@ export class PgDatabase {
    */
   async publish(topic: ChangeTopic, id: string): Promise<void> {
     this.changes.emit('change', topic, id, this.nodeId);
-    await this.query(PUBLISH_SQL, [CHANGE_CHANNEL, topic, id, this.nodeId]);
+    try {
+      await this.query(PUBLISH_SQL, [CHANGE_CHANNEL, topic, id, this.nodeId]);
+    } catch (e) {
+      // The change is committed: a lost connection must not fail the caller; the feed sends it later.
+      if (!this.feed || !isConnectionError(e)) throw e;
+      this.feed.publishLater(topic, id, e);
+    }
   }
 }
 

@@ -40,7 +40,11 @@ export default definePlugin({
           pollMs: Type.Integer({
             minimum: 100,
             default: POSTGRES_STORE_DEFAULTS.pollMs,
-            description: 'How often the change feed is polled when LISTEN is not available (and as a safety net).',
+            description: 'How often the change feed is polled (the fallback when LISTEN is not available, and a safety net).',
+          }),
+          listen: Type.Boolean({
+            default: POSTGRES_STORE_DEFAULTS.listen,
+            description: 'LISTEN for changes on a dedicated connection (false: polling only, e.g. behind a pooler in transaction mode).',
           }),
         },
         { additionalProperties: false },

@@ -82,6 +82,8 @@ export class ChangeFeed {
   private polling: Promise<void> | null = null;
   private polls = 0;
   private pollFailing = false;
+  /** Changes whose publish failed for want of a connection: sent by the next poll that works. */
+  private readonly unsent: Array<[ChangeTopic, string]> = [];
 
   constructor(private readonly o: ChangeFeedOptions) {}
 
@@ -114,6 +116,16 @@ export class ChangeFeed {
     await client?.end().catch(() => undefined);
   }
 
+  /**
+   * Keeps a change that could not be published (the database is unreachable) and publishes it
+   * with the next poll that works, so other nodes still learn of it (at most 10,000 are kept).
+   */
+  publishLater(topic: ChangeTopic, id: string, why: unknown): void {
+    if (this.unsent.length === 0) this.o.logger.warn('store: a change could not be published; it will be when the database answers', { topic, error: toStoreError(why, this.o.pool.db).message });
+    if (this.unsent.length >= 10_000) this.unsent.shift();
+    this.unsent.push([topic, id]);
+  }
+
   /** Polls now (tests; a poll already running is awaited instead). */
   pollNow(): Promise<void> {
     this.polling ??= this.poll().finally(() => {
@@ -132,6 +144,11 @@ export class ChangeFeed {
 
   private async poll(): Promise<void> {
     try {
+      while (this.unsent.length > 0) {
+        const [topic, id] = this.unsent[0];
+        await this.o.pool.withClient((c) => c.query(PUBLISH_SQL, [CHANGE_CHANNEL, topic, id, this.o.nodeId]));
+        this.unsent.shift();
+      }
       const { rows } = await this.o.pool.withClient((c) =>
         c.query<ChangeRow>(
           `SELECT seq, topic, id, node, at < now() - interval '${SETTLE_SECONDS} seconds' AS settled

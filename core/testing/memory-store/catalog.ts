@@ -7,7 +7,7 @@ import type {
   VersionRecord,
 } from '../../contracts.ts';
 import { sortVersionsNewestFirst } from '../../version-order.ts';
-import { invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryServing, validateLibraryInput } from '../../store-rules.ts';
+import { invalid, jobStateToLibraryState, libraryBusy, libraryNotFound, libraryRecordOf, validateLibraryInput } from '../../store-rules.ts';
 import { renameTargetExists, validateRename } from '../../store-admin-rules.ts';
 import { MemoryRole, binaryCompare, newestFirst, parseJson, versionKey, type BuildRow, type JobRow, type LibraryRow } from './state.ts';
 
@@ -124,30 +124,21 @@ export class MemoryCatalog extends MemoryRole implements CatalogStore {
 
   libraryRecord(lib: LibraryRow): LibraryRecord {
     const served = [...this.state.versions.values()].filter((v) => v.libraryId === lib.id);
-    const def = served.find((v) => v.version === '');
-    const pinned = sortVersionsNewestFirst(
-      served
-        .filter((v) => v.version !== '')
-        .sort((a, b) => binaryCompare(a.version, b.version))
-        .map((v) => ({ row: v, version: v.version, lastUpdateDate: v.lastUpdateDate })),
+    return libraryRecordOf(
+      {
+        id: lib.id,
+        title: lib.title,
+        description: lib.description,
+        branch: lib.branch,
+        stars: lib.stars,
+        trustScore: lib.trustScore,
+        benchmarkScore: lib.benchmarkScore,
+        source: { kind: lib.sourceKind, spec: parseJson<Record<string, unknown>>(lib.sourceSpec, {}) },
+        createdAt: lib.createdAt,
+      },
+      served,
+      this.newestJob(lib.id)?.state,
     );
-    const { state, shown } = libraryServing(def, pinned, this.newestJob(lib.id)?.state);
-    return {
-      id: lib.id,
-      title: lib.title,
-      description: lib.description,
-      branch: lib.branch,
-      lastUpdateDate: shown ? shown.lastUpdateDate : null,
-      state,
-      totalTokens: shown ? shown.totalTokens : 0,
-      totalSnippets: shown ? shown.totalSnippets : 0,
-      stars: lib.stars,
-      trustScore: lib.trustScore,
-      benchmarkScore: lib.benchmarkScore,
-      versions: pinned.map((p) => p.version),
-      source: { kind: lib.sourceKind, spec: parseJson<Record<string, unknown>>(lib.sourceSpec, {}) },
-      createdAt: lib.createdAt,
-    };
   }
 
   async getVersion(libraryId: string, version: string): Promise<VersionRecord | null> {

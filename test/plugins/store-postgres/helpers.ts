@@ -6,8 +6,6 @@ import { after } from 'node:test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { CHANGE_CHANNEL } from '../../../plugins/store-postgres/database.ts';
 import type { MakeStore } from '../../../core/testing/store-contract.ts';
 import { PostgresStore, type PostgresStoreOptions } from '../../../plugins/store-postgres/store.ts';
 import { memoryLogger, realClock } from '../store-embedded/helpers.ts';
@@ -55,21 +53,6 @@ export function postgres<S>(pick: (store: PostgresStore) => S): MakeStore<S> {
   };
 }
 
-/**
- * Forwards the change feed's NOTIFY messages of other nodes to `store`'s change emitter, as the
- * LISTEN connection of notify.ts (issue 24, pgcluster) does: a second node hears the first one.
- */
-export async function forwardChanges(url: string, store: PostgresStore): Promise<{ close(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(`LISTEN ${CHANGE_CHANNEL}`);
-  client.on('notification', (n) => {
-    const { topic, id, node } = JSON.parse(n.payload ?? '{}') as { topic: string; id: string; node: string };
-    if (node !== store.database.nodeId) store.database.changes.emit('change', topic, id, node);
-  });
-  return { close: () => client.end() };
-}
-
 /** A fresh database and `n` open stores on it (n nodes); all closed and removed after `fn`. */
 export async function withStores(n: number, fn: (url: string, ...stores: PostgresStore[]) => Promise<void>): Promise<void> {
   const url = await freshDatabaseUrl();
@@ -86,11 +69,11 @@ export async function withStores(n: number, fn: (url: string, ...stores: Postgre
   }
 }
 
-/** Resolves with the next change event of `store`'s feed that matches. */
-export function nextChange(store: PostgresStore, topic: string, id: string): Promise<void> {
+/** Resolves with the next change event of `store`'s feed that matches (from `node` when given). */
+export function nextChange(store: PostgresStore, topic: string, id: string, node?: string): Promise<void> {
   return new Promise((resolve) => {
-    const on = (t: string, i: string) => {
-      if (t === topic && i === id) {
+    const on = (t: string, i: string, n: string) => {
+      if (t === topic && i === id && (node === undefined || n === node)) {
         store.database.changes.off('change', on);
         resolve();
       }

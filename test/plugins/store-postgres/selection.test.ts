@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { defaultConfigPath, loadConfig } from '../../../core/config.ts';
 import { RefdeskError } from '../../../core/errors.ts';
 import postgresPlugin from '../../../plugins/store-postgres/index.ts';
+import { PostgresStoreError } from '../../../plugins/store-postgres/pool.ts';
+import { describeStartupError } from '../../../server/startup-error.ts';
 import { makeDataDir, removeDataDir, runRefdesk, startServer, stopAll } from '../../e2e/refdesk-process.ts';
 import { freePort, postgresSkipReason } from '../../helpers/postgres.ts';
 import { memoryLogger, realClock } from '../store-embedded/helpers.ts';
@@ -61,6 +63,11 @@ describe('DATABASE_URL selects the postgres store', () => {
       assert.ok(!e.message.includes('127.0.0.1:1'), 'the URL is not quoted');
       return true;
     });
+  });
+
+  test('a PostgreSQL store error during a command is one line as it is, not an unexpected error', () => {
+    const e = new PostgresStoreError('database_unavailable', 'Cannot reach PostgreSQL at db:5432/refdesk (connection refused); check DATABASE_URL and that the server is running.');
+    assert.equal(describeStartupError(e), e.message);
   });
 
   test('the plugin refuses to create the store without ENCRYPTION_KEY, or with a malformed one', async () => {
