@@ -203,6 +203,14 @@ describe('refdesk migrate-store', { timeout: 1_200_000, skip: hasCorpora ? false
       assert.match(to.stdout, /3 libraries/);
       for (const out of [to.stdout, to.stderr]) assert.ok(!out.includes(PLANTED_GIT) && !out.includes(PLANTED_SPEC));
 
+      // Into the same database again: refused, then replaced (TRUNCATE of every table) with --force.
+      const again = await runRefdesk(['migrate-store', '--from', source, '--to', url], source, 120_000, { ENCRYPTION_KEY });
+      assert.equal(again.code, 1, show(again));
+      assert.match(again.stderr, /already holds .*--force/);
+      const forced = await runRefdesk(['migrate-store', '--from', source, '--to', url, '--force'], source, 600_000, { ENCRYPTION_KEY });
+      assert.equal(forced.code, 0, show(forced));
+      assert.equal(forced.stdout.replace(/^Moved from .*\n/, ''), to.stdout.replace(/^Moved from .*\n/, ''), 'the same counts');
+
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
