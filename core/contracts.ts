@@ -785,3 +785,44 @@ export interface AuditEntry extends AuditEntryInput {
   /** Increasing with time: `before` pages by it. */
   id: number;
 }
+
+/**
+ * One record of a deployment as `refdesk migrate-store` moves it from one store to another
+ * (StoreTransfer), in the order a target can write them: libraries, aliases, served versions
+ * (their snippets and document records), jobs with their logs, API keys (with their hashes),
+ * the admin account, sessions, audit entries (oldest first), settings. Secrets inside library
+ * specs and settings are sealed values; the mover re-seals them, the store writes what it gets.
+ */
+export type TransferRow =
+  | { kind: 'library'; library: LibraryInput; createdAt: string }
+  | { kind: 'alias'; alias: string; target: string; createdAt: string }
+  | {
+      kind: 'version';
+      libraryId: string;
+      version: string;
+      lastUpdateDate: string | null;
+      snippets: Snippet[];
+      documents: BuildDocument[];
+      /** The served build's stored documents file (core/stored-docs.ts, gzip bytes), or null when it has none. */
+      storedDocs: Uint8Array | null;
+    }
+  | { kind: 'job'; job: JobRecord; log: JobLogLine[] }
+  | { kind: 'apiKey'; key: ApiKeyRecord; hash: string }
+  | { kind: 'adminAccount'; account: AdminAccountRecord }
+  | { kind: 'session'; session: SessionRecord }
+  | { kind: 'audit'; entry: AuditEntryInput }
+  | { kind: 'setting'; key: string; value: unknown };
+
+/**
+ * Optional Store capability: reading every record back (API key hashes, sessions, setting keys,
+ * ids and times included, which the role methods cannot give) and writing records as they were.
+ * Implemented by plugins/store-embedded/transfer.ts and plugins/store-postgres/transfer.ts.
+ */
+export interface StoreTransfer {
+  /** Every record, in TransferRow's order. Runs on a store no one else writes meanwhile. */
+  exportRows(): AsyncIterable<TransferRow>;
+  /** Writes one record keeping its ids, hashes and times (a library before its versions and jobs). */
+  importRow(row: TransferRow): Promise<void>;
+  /** Removes every record (a target refused as not empty, replaced with --force). */
+  clearAll(): Promise<void>;
+}

@@ -33,16 +33,14 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import Koa from 'koa';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { create as createTar } from 'tar';
 import { throwawayLicenceEnv } from '../server/licence-throwaway.ts';
+import { cpuMs, freePort, hammer, headingQuestions as corpusHeadings, load, percentile, round, rssMb, startBareKoa, stats, timed } from './bench-parts.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin', 'refdesk.js');
@@ -101,48 +99,13 @@ function fail(message: string): never {
 }
 
 const log = (m: string) => process.stderr.write(`${m}\n`);
-const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
-const round = (x: number, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
-
-function percentile(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
-}
-
-const stats = (xs: number[]) => ({ n: xs.length, p50: round(percentile(xs, 50), 2), p99: round(percentile(xs, 99), 2), max: round(Math.max(...xs), 2) });
 
 // ---------------------------------------------------------------------------------------------
 // Questions
 // ---------------------------------------------------------------------------------------------
 
 /** Every heading of a corpus, with its file's name, as questions (distinct, in a fixed order). */
-function headingQuestions(c: Corpus): string[] {
-  const out = new Set<string>();
-  const walk = (dir: string) => {
-    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.(md|mdx|txt|rst)$/.test(e.name)) {
-        const stem = e.name.replace(/\.[^.]+$/, '').replace(/[-_~.]+/g, ' ');
-        for (const m of readFileSync(p, 'utf8').matchAll(/^#{1,4}\s+(.{3,80})$/gm)) {
-          const h = m[1].replace(/\{#[^}]*\}|[`*_[\]()<>{}]/g, ' ').replace(/\s+/g, ' ').trim();
-          if (h.split(' ').length >= 1 && /[a-z]/i.test(h)) out.add(`${h} ${stem}`.toLowerCase().slice(0, 200));
-        }
-      }
-    }
-  };
-  walk(join(corporaDir, c.name));
-  // A fixed shuffle, so consecutive requests do not ask about the same page.
-  const xs = [...out];
-  let seed = 17;
-  for (let i = xs.length - 1; i > 0; i--) {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    const j = seed % (i + 1);
-    [xs[i], xs[j]] = [xs[j], xs[i]];
-  }
-  return xs;
-}
+const headingQuestions = (c: Corpus) => corpusHeadings(corporaDir, c.name);
 
 /** The benchmark's own questions for a corpus (questions.jsonl), if any. */
 function benchQuestions(c: Corpus): string[] {
@@ -174,14 +137,6 @@ function refdesk(args: string[], dataDir: string, bin = BIN): { ms: number; stdo
   const ms = performance.now() - t0;
   if (r.status !== 0) fail(`refdesk ${args.join(' ')} failed (${r.status}):\n${r.stderr}`);
   return { ms, stdout: r.stdout, stderr: r.stderr };
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 interface Server {
@@ -230,55 +185,11 @@ async function startServer(dataDir: string, extra: Record<string, string> = {}, 
   };
 }
 
-/** CPU time of a process so far (Linux /proc; clock ticks of 10 ms). Unlike wall time, it hardly depends on the machine's load. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
-  return round(kb / 1024);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Requests
 // ---------------------------------------------------------------------------------------------
 
-async function timed(url: string, headers: Record<string, string>): Promise<{ ms: number; status: number; bytes: number; body: Buffer; type: string }> {
-  const t0 = performance.now();
-  const res = await fetch(url, { headers });
-  const body = Buffer.from(await res.arrayBuffer());
-  return { ms: performance.now() - t0, status: res.status, bytes: body.length, body, type: res.headers.get('content-type') ?? '' };
-}
-
 const contextUrl = (base: string, c: Corpus, q: string, type = 'txt') => `${base}/api/v2/context?${new URLSearchParams({ libraryId: libraryIdOf(c), query: q, type })}`;
-
-/** Runs `concurrency` workers for `seconds`; each takes the next URL. */
-async function hammer(concurrency: number, seconds: number, nextUrl: () => string, headers: Record<string, string> = {}) {
-  const until = performance.now() + seconds * 1000;
-  const lat: number[] = [];
-  let errors = 0;
-  const statuses: Record<string, number> = {};
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < until) {
-        try {
-          const r = await timed(nextUrl(), headers);
-          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-          if (r.status !== 200) errors++;
-          lat.push(r.ms);
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  const elapsed = (performance.now() - t0) / 1000;
-  return { requests: lat.length, errors, statuses, rps: round(lat.length / elapsed), latencyMs: stats(lat) };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The run
@@ -359,19 +270,12 @@ async function compareServing(dataDir: string, otherRoot: string): Promise<void>
 
 /** A bare Koa route serving a real answer's bytes from memory, at concurrency 16 for SECONDS. */
 async function bareKoaRun(sample: { body: Buffer; type: string }) {
-  const bare = new Koa();
-  bare.use((ctx) => {
-    ctx.type = sample.type;
-    ctx.body = sample.body;
-  });
-  const bareServer = createServer(bare.callback());
-  await new Promise<void>((r) => bareServer.listen(0, '127.0.0.1', () => r()));
-  const bareBase = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+  const bare = await startBareKoa(sample);
   let i = 0;
   try {
-    return await hammer(16, SECONDS, () => `${bareBase}/api/v2/context?q=${i++}`);
+    return await hammer(16, SECONDS, () => `${bare.base}/api/v2/context?q=${i++}`);
   } finally {
-    await new Promise<void>((r) => bareServer.close(() => r()));
+    await bare.close();
   }
 }
 

@@ -65,6 +65,9 @@ Commands:
   mcp [--transport stdio|http] [--port N] [--server URL] [--api-key KEY]
                                          Refdesk's MCP server for AI clients (refdesk mcp --help)
   db migrate | db status [--json]        the PostgreSQL store's schema on DATABASE_URL (docs/scale-out.md)
+  migrate-store --from A --to B [--force]
+                                         move a deployment between a DATA_DIR and a DATABASE_URL
+                                         (either way), secrets re-sealed (docs/scale-out.md)
 
 Environment: LICENSE_KEY (required by serve), LICENSE_ISSUER_KEYS, PORT (3000), HOST (127.0.0.1),
   DATA_DIR (./data), REFDESK_CONFIG (config/default.yaml),
@@ -437,6 +440,7 @@ async function dispatch(argv: string[]): Promise<number> {
   if (argv[0] === 'mcp') return (await import('./mcp/command.ts')).runMcpCommand(argv.slice(1), (await import('./env.ts')).readSettings(), process.env);
   if (argv[0] === 'license' || argv[0] === 'licence') return (await import('./licence-cli.ts')).runLicenceCommand(argv.slice(1), process.env);
   if (argv[0] === 'db') return (await import('./cli-db.ts')).runDbCommand(argv.slice(1), process.env);
+  if (argv[0] === 'migrate-store') return (await import('./cli-migrate-store.ts')).runMigrateStoreCommand(argv.slice(1), process.env);
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
