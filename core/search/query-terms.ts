@@ -143,3 +143,52 @@ export function nearestByPrefix(vocabulary: readonly string[], word: string, min
   const ok = out.filter((w) => best >= minLength || best === Math.min(w.length, word.length));
   return ok.sort((a, b) => idf(a) - idf(b) || a.localeCompare(b)).slice(0, max);
 }
+
+/** How the asked words' weights are adjusted from the question and the library's statistics. */
+export interface AskedWeighting {
+  /** An asked word said n times weighs 1 + repeatWeight x ln(n). 0 = off. */
+  repeatWeight: number;
+  /**
+   * An asked word found in more than this share of the library's sections (idf below
+   * ln(1 + (1 - s) / s)) weighs commonWordWeight: the library's own near stop words ("test" in a
+   * test runner's docs), found from its statistics, not from a list. 1 = off.
+   */
+  commonWordShare: number;
+  commonWordWeight: number;
+  /** An asked number (`30`, `404`) weighs this. 1 = off. */
+  numberWeight: number;
+  /**
+   * A word found in fewer than this many of the library's sections counts as if found in this
+   * many (its idf capped): a word seen once or twice is as often an incidental name in one
+   * example as the subject. 0 = off.
+   */
+  idfCapDf: number;
+}
+
+/** The weighted terms with the asked words (weight 1) re-weighed by `a`; added words unchanged. */
+export function weighAsked(
+  query: string,
+  weighted: readonly WeightedTerm[],
+  idf: (w: string) => number,
+  a: AskedWeighting,
+  sections: number,
+  idfPower: number,
+): WeightedTerm[] {
+  if (a.repeatWeight === 0 && a.commonWordWeight === 1 && a.numberWeight === 1 && a.idfCapDf === 0) return weighted as WeightedTerm[];
+  const cap = a.idfCapDf > 0 ? Math.log(1 + (sections - a.idfCapDf + 0.5) / (a.idfCapDf + 0.5)) : Infinity;
+  const counts = new Map<string, number>();
+  if (a.repeatWeight !== 0) for (const t of tokenize(query)) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const s = a.commonWordShare;
+  const floor = s > 0 && s < 1 ? Math.log(1 + (1 - s) / s) : 0;
+  return weighted.map((q) => {
+    const f = idf(q.t);
+    if (q.w !== 1) return f > cap ? { t: q.t, w: q.w * Math.pow(cap / f, idfPower) } : q;
+    let w = 1;
+    if (f > cap) w *= Math.pow(cap / f, idfPower);
+    const n = counts.get(q.t) ?? 1;
+    if (n > 1) w *= 1 + a.repeatWeight * Math.log(n);
+    if (f > 0 && f < floor) w *= a.commonWordWeight;
+    if (/^\d+$/.test(q.t)) w *= a.numberWeight;
+    return w === 1 ? q : { t: q.t, w };
+  });
+}

@@ -174,3 +174,47 @@ export function liftLinked(touched: number[], scores: Float64Array, before: Floa
     scores[t] = Math.max(scores[t], before[t] + g);
   }
 }
+
+/**
+ * Discrimination among the candidates: of the `depth` best sections, each gains
+ * x (1 + weight x D), D being the share of the asked words' worth (idf^power) it holds, each
+ * word counted by how few of those sections hold it (ln(n / df) / ln n, n the sections looked
+ * at): among sibling sections that all match the question's subject words (every binder of a
+ * binding page says "parse into a struct"), the one that also holds the word only it has
+ * is the one asked about.
+ */
+export function discriminate(
+  fields: PhraseFields,
+  touched: readonly number[],
+  scores: Float64Array,
+  askedNos: readonly number[],
+  idf: Float64Array,
+  power: number,
+  depth: number,
+  weight: number,
+): void {
+  if (weight <= 0 || depth < 2 || askedNos.length === 0) return;
+  const top = bestOf(touched, scores, depth);
+  const n = top.length;
+  if (n < 2) return;
+  const asked = [...new Set(askedNos)];
+  const holds = top.map((sec) => {
+    const found = new Uint8Array(asked.length);
+    for (const r of [run(fields.head, sec), run(fields.prose, sec), run(fields.code, sec)])
+      for (const t of r) {
+        const j = asked.indexOf(t);
+        if (j >= 0) found[j] = 1;
+      }
+    return found;
+  });
+  const df = asked.map((_, j) => holds.reduce((c, h) => c + h[j], 0));
+  const worth = asked.map((t) => Math.pow(idf[t], power));
+  const total = worth.reduce((a, b) => a + b, 0);
+  if (!(total > 0)) return;
+  const norm = Math.log(n);
+  top.forEach((sec, i) => {
+    let d = 0;
+    for (let j = 0; j < asked.length; j++) if (holds[i][j] && df[j] > 0) d += (worth[j] * Math.log(n / df[j])) / norm;
+    scores[sec] *= 1 + (weight * d) / total;
+  });
+}
