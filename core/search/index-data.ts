@@ -58,34 +58,6 @@ export interface IndexData {
   vocab: Int32Array;
 }
 
-/** A section's heading path (its first snippet's breadcrumb, or its page title). */
-function crumbsOfSection(members: readonly number[], snippets: readonly IndexedSnippet[]): readonly string[] {
-  const first = snippets[members[0]];
-  return first.breadcrumb.length > 0 ? first.breadcrumb : [first.pageTitle];
-}
-
-/**
- * Generic headings ("Usage", "Examples", "Options") say nothing of what their section is about:
- * a heading text that heads sections in at least `minFiles` files of the library is generic (a
- * statistic of the library's own headings, no list), and such a section's heading field also
- * holds the words of the heading above it ("Fill > Usage" is about Fill).
- */
-function liftGenericHeadings(sections: readonly number[][], snippets: readonly IndexedSnippet[], headings: string[][], minFiles: number): void {
-  const norm = (h: string) => h.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-  const files = new Map<string, Set<string>>();
-  for (const members of sections) {
-    const crumbs = crumbsOfSection(members, snippets);
-    const key = norm(crumbs[crumbs.length - 1]);
-    let set = files.get(key);
-    if (!set) files.set(key, (set = new Set()));
-    set.add(snippets[members[0]].sourcePath);
-  }
-  sections.forEach((members, k) => {
-    const crumbs = crumbsOfSection(members, snippets);
-    if (crumbs.length >= 2 && files.get(norm(crumbs[crumbs.length - 1]))!.size >= minFiles) headings[k] = [...headings[k], ...tokenize(crumbs[crumbs.length - 2])];
-  });
-}
-
 /** The words of one snippet alone (its title and code names, or its prose). */
 function memberWords(m: IndexedSnippet): string[] {
   return m.type === 'code' ? [...tokenize(m.title), ...codeIdentifiers(m.code)] : tokenize(m.content);
@@ -216,7 +188,6 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
     const f = sectionFields(members.map((i) => snippets[i]));
     for (let k = 0; k < FIELD_ORDER.length; k++) fields[k].push(f[k]);
   }
-  if (params.genericHeadingFiles > 0) liftGenericHeadings(sections, snippets, fields[0], params.genericHeadingFiles);
   // A page's search words (front-matter keywords, tags, aliases: the description of an info
   // snippet, where the markdown chunker puts them) are a field of every section of the page.
   const META = FIELD_ORDER.indexOf('meta');

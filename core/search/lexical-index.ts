@@ -13,8 +13,8 @@ import type { Snippet } from '../contracts.ts';
 import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
 import { accumulateBm25f, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
-import { expandQuery, HOW_TO, questionWords, SYNONYMS, weighAsked, type AskedWeighting, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
-import { boostPhrases, coverHeadings, discriminate, headNorms, liftLinked, liftNeighbours, sortedHas } from './section-scores.ts';
+import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
+import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, sortedHas } from './section-scores.ts';
 import { sectionKey } from './sections.ts';
 import { fuseWithPages, growRun, runPath, UnitBuffer, type RunContext } from './units.ts';
 
@@ -145,19 +145,6 @@ export interface Bm25Params {
    */
   bridgeWeight: number;
   bridge: BridgeOptions;
-  /** The asked words' weights from the question and the library's statistics (query-terms.ts). */
-  asked: AskedWeighting;
-  /**
-   * Discrimination among the `discriminateDepth` best sections (section-scores.ts discriminate):
-   * a section holding asked words few of them hold gains up to this share. 0 = off.
-   */
-  discriminateWeight: number;
-  discriminateDepth: number;
-  /**
-   * A heading text that heads sections in at least this many files is generic ("Usage"): such a
-   * section's heading field also holds the heading above it (index-data.ts). 0 = off.
-   */
-  genericHeadingFiles: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -195,10 +182,6 @@ export const DEFAULT_BM25: Bm25Params = {
   splitWords: true,
   bridgeWeight: 0,
   bridge: DEFAULT_BRIDGE,
-  discriminateWeight: 0,
-  discriminateDepth: 30,
-  genericHeadingFiles: 0,
-  asked: { repeatWeight: 0, commonWordShare: 0, commonWordWeight: 1, numberWeight: 1, idfCapDf: 0 },
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
@@ -394,7 +377,7 @@ class Searcher {
   }
 
   private searchWith(query: string, words: string[], limit: number): Hit[] {
-    const weighted = weighAsked(query, expandQuery(query, words, this.expansion), this.expansion.idf, this.params.asked, this.nsec, this.params.idfPower);
+    const weighted = expandQuery(query, words, this.expansion);
     const queryNos = Int32Array.from(weighted, (q) => this.view.termNo(q.t));
     const askedNos: number[] = [];
     for (const t of words) {
@@ -427,7 +410,6 @@ class Searcher {
     boostPhrases(query, data, (w) => this.view.termNo(w), touched, scores, params.phraseWeight, params.phraseMinTokens);
     if (this.prior) for (const sec of touched) scores[sec] *= this.prior[sec];
     if (this.hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (this.hasCode[sec]) scores[sec] *= 1 + params.codePrior;
-    discriminate(data, touched, scores, askedNos, bm25.idf, params.idfPower, params.discriminateDepth, params.discriminateWeight);
     // The sections' own scores, before the lifts below.
     for (const k of touched) before[k] = scores[k];
     liftNeighbours(touched, scores, before, data.pageOf, params.neighbourWeight);
