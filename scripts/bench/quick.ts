@@ -14,8 +14,8 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY } from '../../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
-import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, runQuestions } from './quick-run.ts';
-import { formatHalves, questionHalf } from './halves.ts';
+import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, movesAgainst, runQuestions } from './quick-run.ts';
+import { formatHalves } from './halves.ts';
 
 const { values } = parseArgs({
   options: {
@@ -45,18 +45,8 @@ console.log(`gold file among the first 5: ${r.fileHits5} of ${r.judged} question
 console.log(`tokens p50 ${r.tokensP50} p90 ${r.tokensP90}; search+assembly p50 ${r.searchP50.toFixed(2)} ms p99 ${r.searchP99.toFixed(2)} ms`);
 
 if (values.moves) {
-  const base = runQuestions(questions, buildIndexes(snippets, DEFAULT_BM25), DEFAULT_ASSEMBLY);
-  const rank = (m: { 'mrr@10': number }) => (m['mrr@10'] > 0 ? Math.round(1 / m['mrr@10']) : Infinity);
-  const before = new Map(base.perQuestion.map((q) => [q.id, rank(q.metrics)]));
-  const counts = { A: { up: 0, down: 0 }, B: { up: 0, down: 0 } };
-  const shown = (r: number) => (r === Infinity ? '-' : String(r));
-  for (const q of r.perQuestion) {
-    const b = before.get(q.id)!;
-    const a = rank(q.metrics);
-    if (a === b) continue;
-    const half = questionHalf(q.id);
-    counts[half][a < b ? 'up' : 'down']++;
-    if (half === 'A') console.log(`moved ${q.id}: ${shown(b)} -> ${shown(a)}`);
-  }
-  console.log(`moves against the defaults (rank within the first 10): half A ${counts.A.up} up, ${counts.A.down} down; half B ${counts.B.up} up, ${counts.B.down} down`);
+  const m = movesAgainst(runQuestions(questions, buildIndexes(snippets, DEFAULT_BM25), DEFAULT_ASSEMBLY), r);
+  const shown = (rank: number | null) => (rank === null ? '-' : String(rank));
+  for (const q of m.movedA) console.log(`moved ${q.id}: ${shown(q.before)} -> ${shown(q.after)}`);
+  console.log(`moves against the defaults (rank within the first 10): half A ${m.A.up} up, ${m.A.down} down; half B ${m.B.up} up, ${m.B.down} down`);
 }
