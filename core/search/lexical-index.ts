@@ -145,9 +145,6 @@ export interface Bm25Params {
    */
   bridgeWeight: number;
   bridge: BridgeOptions;
-  /** Tried: a section whose own heading names code (camelCase, dotted, call, snake_case) x (1 + this). */
-  namedPrior: number;
-  namedPriorHowTo: boolean;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -185,8 +182,6 @@ export const DEFAULT_BM25: Bm25Params = {
   splitWords: true,
   bridgeWeight: 0,
   bridge: DEFAULT_BRIDGE,
-  namedPrior: 0,
-  namedPriorHowTo: false,
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
@@ -313,7 +308,6 @@ class Searcher {
   private readonly pageBm25: Bm25fData | undefined;
   private readonly prior: Float64Array | undefined;
   private readonly hasCode: Uint8Array | undefined;
-  private readonly named: Uint8Array | undefined;
   private readonly links: Ragged | undefined;
   private readonly expansion: ExpansionContext;
   private readonly headAll: Float64Array;
@@ -341,13 +335,6 @@ class Searcher {
     this.prior = data.prior.length > 0 ? data.prior : undefined;
     this.hasCode = params.codePrior > 0 && data.hasCode.length > 0 ? data.hasCode : undefined;
     this.links = data.links.start.length > 0 ? data.links : undefined;
-    if (params.namedPrior !== 0) {
-      this.named = new Uint8Array(this.nsec);
-      for (let k = 0; k < this.nsec; k++) {
-        const c = view.crumbsOf(k);
-        if (/[a-z][A-Z]|[A-Za-z_$]\.[A-Za-z_$]|\w\(|[a-z]_[a-z]|`/.test(c[c.length - 1] ?? '')) this.named[k] = 1;
-      }
-    }
     this.expansion = {
       synonyms,
       synonymWeight: params.synonymWeight,
@@ -423,7 +410,6 @@ class Searcher {
     boostPhrases(query, data, (w) => this.view.termNo(w), touched, scores, params.phraseWeight, params.phraseMinTokens);
     if (this.prior) for (const sec of touched) scores[sec] *= this.prior[sec];
     if (this.hasCode && (!params.codePriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (this.hasCode[sec]) scores[sec] *= 1 + params.codePrior;
-    if (this.named && (!params.namedPriorHowTo || HOW_TO.test(query))) for (const sec of touched) if (this.named[sec]) scores[sec] *= 1 + params.namedPrior;
     // The sections' own scores, before the lifts below.
     for (const k of touched) before[k] = scores[k];
     liftNeighbours(touched, scores, before, data.pageOf, params.neighbourWeight);
