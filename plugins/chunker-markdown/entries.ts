@@ -4,7 +4,8 @@
  * sources yield them:
  *
  * - a paragraph that is only an inline code signature (Python's library reference as devdocs
- *   text: `` `awaitable asyncio.gather(*aws, return_exceptions=False)` ``);
+ *   text: `` `awaitable asyncio.gather(*aws, return_exceptions=False)` ``), decorators too
+ *   (`` `@functools.lru_cache(maxsize=128)` ``, named without the @);
  * - a paragraph whose text is only a signature, however marked up: Sphinx and mkdocstrings HTML
  *   (`<dt>` with its name, parameters and permalink) as the website source converts it,
  *   `subprocess.check\_output(_args_, _\*_, ...)[¶](#subprocess.check_output)`; TypeDoc's
@@ -84,6 +85,15 @@ export function entrySignature(node: RootContent): EntrySignature | null {
  */
 export function parseSignature(text: string, inlineCode: boolean): EntrySignature | null {
   const flat = text.replace(/\s+/g, ' ').trim();
+  // A decorator's entry (Sphinx py:decorator: `@functools.lru_cache(maxsize=128)`) is named
+  // without its @; the @ counts as its kind, so a lone `@classmethod` is an entry too.
+  const decorator = /^@[A-Za-z_$]/.test(flat);
+  if (decorator) {
+    const call = flat.slice(1).match(CALL);
+    if (call && typeTail(call.groups!.tail, false)) return { signature: text.trim(), name: call[1], declaresType: false };
+    const bare = inlineCode ? flat.slice(1).match(BARE) : null;
+    return bare ? { signature: text.trim(), name: bare[1], declaresType: false } : null;
+  }
   const prefix = flat.match(PREFIX)?.[0] ?? '';
   const rest = flat.slice(prefix.length);
   const declaresType = TYPE_KINDS.test(` ${prefix}`);

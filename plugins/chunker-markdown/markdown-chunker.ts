@@ -560,6 +560,12 @@ function splitSections(tree: Root, format: DocumentFormat, lastLine: number): Se
     }
     if (entry && useEntries) {
       const name = qualifiedName(entry.name, owner);
+      if (cur.entry && cur.nodes.length === 0 && cur.entry.title === name) {
+        // An overload right after its first signature (`lru_cache(user_function)`, then
+        // `lru_cache(maxsize=128)`): one entry with both signatures and the description after them.
+        cur.entry = { ...cur.entry, signature: `${cur.entry.signature}\n${entry.signature}`, endLine };
+        return;
+      }
       if (entry.declaresType) owner = name;
       open(Math.min(lastRealDepth + 1, MAX_HEADING_DEPTH + 1), name, slugify(name) || undefined, line);
       cur.entry = { ...entry, title: name, line, endLine };

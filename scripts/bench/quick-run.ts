@@ -12,7 +12,7 @@ import { buildLexicalIndex, type Bm25Params, type LexicalIndex } from '../../cor
 import { readCorpora, readQuestions } from './inputs.ts';
 import { loadSnippets, searchHits } from './snippet-cache.ts';
 import { aggregate, hasGold, judgeQuestion, percentile, type BenchQuestion, type Metrics } from './metrics.ts';
-import { byHalf, type HalvesFigures } from './halves.ts';
+import { byHalf, questionHalf, type HalvesFigures } from './halves.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Where the in-process tools find the questions and corpora unless told otherwise. */
@@ -117,4 +117,33 @@ export function mergeParams<T>(base: T, over: unknown): T {
   const out = { ...(base as object) } as Record<string, unknown>;
   for (const [k, v] of Object.entries(over)) out[k] = mergeParams((base as Record<string, unknown>)[k], v);
   return out as T;
+}
+
+/** How one run's questions moved against another's: half A's by id, half B's only counted. */
+export interface Moves {
+  /** Half A's questions whose first gold rank changed (null: not in the first 10). */
+  movedA: Array<{ id: string; before: number | null; after: number | null }>;
+  A: { up: number; down: number };
+  B: { up: number; down: number };
+}
+
+/**
+ * The questions whose first gold rank (within the first 10, from mrr@10) differs between `base`
+ * and `run`. Half B's are counted and never named: the validation half's rankings are not read
+ * while tuning.
+ */
+export function movesAgainst(base: QuickResult, run: QuickResult): Moves {
+  const rank = (m: Metrics) => (m['mrr@10'] > 0 ? Math.round(1 / m['mrr@10']) : null);
+  const before = new Map(base.perQuestion.map((q) => [q.id, rank(q.metrics)]));
+  const out: Moves = { movedA: [], A: { up: 0, down: 0 }, B: { up: 0, down: 0 } };
+  for (const q of run.perQuestion) {
+    if (!before.has(q.id)) continue;
+    const b = before.get(q.id)!;
+    const a = rank(q.metrics);
+    if (a === b) continue;
+    const half = questionHalf(q.id);
+    out[half][a !== null && (b === null || a < b) ? 'up' : 'down']++;
+    if (half === 'A') out.movedA.push({ id: q.id, before: b, after: a });
+  }
+  return out;
 }

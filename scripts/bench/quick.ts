@@ -7,11 +7,14 @@
  * tuned on shows.
  *
  *   npm run bench:quick [-- --questions FILE --corpora DIR --verbose]
+ *   npm run bench:quick -- --params JSON --moves   also the default run, and which questions
+ *        moved: half A's by id (rank of the first gold unit, before -> after), half B's counted
+ *        only (the validation half's rankings are not read while tuning)
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_ASSEMBLY } from '../../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
-import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, runQuestions } from './quick-run.ts';
+import { buildIndexes, DEFAULT_CORPORA, DEFAULT_QUESTIONS, formatMetrics as fmt, loadRun, mergeParams, movesAgainst, runQuestions } from './quick-run.ts';
 import { formatHalves } from './halves.ts';
 
 const { values } = parseArgs({
@@ -23,6 +26,8 @@ const { values } = parseArgs({
     params: { type: 'string', default: '{}' },
     /** JSON merged into DEFAULT_ASSEMBLY, e.g. '{"relativeCutoff":0.4}'. */
     assembly: { type: 'string', default: '{}' },
+    /** Compare with the defaults: half A's moved questions by id, half B's counted. */
+    moves: { type: 'boolean', default: false },
   },
 });
 
@@ -38,3 +43,10 @@ console.log(`half A   ${fmt(r.tuning)}\nhalf B   ${fmt(r.heldOut)}\nmacro    ${f
 console.log(formatHalves(r.perCorpus, r.macro, r.halves));
 console.log(`gold file among the first 5: ${r.fileHits5} of ${r.judged} questions; gold section: ${r.sectionHits5}`);
 console.log(`tokens p50 ${r.tokensP50} p90 ${r.tokensP90}; search+assembly p50 ${r.searchP50.toFixed(2)} ms p99 ${r.searchP99.toFixed(2)} ms`);
+
+if (values.moves) {
+  const m = movesAgainst(runQuestions(questions, buildIndexes(snippets, DEFAULT_BM25), DEFAULT_ASSEMBLY), r);
+  const shown = (rank: number | null) => (rank === null ? '-' : String(rank));
+  for (const q of m.movedA) console.log(`moved ${q.id}: ${shown(q.before)} -> ${shown(q.after)}`);
+  console.log(`moves against the defaults (rank within the first 10): half A ${m.A.up} up, ${m.A.down} down; half B ${m.B.up} up, ${m.B.down} down`);
+}

@@ -26,6 +26,24 @@ describe('reference entries: signatures', () => {
     for (const [text, code, name] of cases) assert.equal(parseSignature(text, code)?.name, name, text);
   });
 
+  test('parseSignature takes decorators (Sphinx py:decorator): the name without its @', () => {
+    const cases: Array<[string, boolean, string]> = [
+      ['@functools.lru_cache(maxsize=128, typed=False)', false, 'functools.lru_cache'],
+      ['@functools.lru_cache(maxsize=128, typed=False)', true, 'functools.lru_cache'],
+      ['@contextlib.contextmanager', true, 'contextlib.contextmanager'],
+      ['@classmethod', true, 'classmethod'],
+    ];
+    for (const [text, code, name] of cases) {
+      const sig = parseSignature(text, code);
+      assert.equal(sig?.name, name, text);
+      assert.equal(sig?.signature, text, 'the signature keeps its @');
+    }
+    // A name alone is an entry only in inline code, a decorator too; a mention is not one.
+    assert.equal(parseSignature('@contextlib.contextmanager', false), null);
+    assert.equal(parseSignature('@overload-decorated definitions', true), null);
+    assert.equal(parseSignature('@', true), null);
+  });
+
   test('parseSignature refuses prose, commands and bare words', () => {
     for (const [text, code] of [
       ['fastify.all(path, [options], handler) will add the same handler to all the supported methods.', false],
@@ -86,6 +104,36 @@ describe('reference entries as snippets', () => {
     const method = entryOf(sn, 'subprocess.CompletedProcess.check_returncode');
     assert.ok(method, 'a method after its class is named with the class');
     assert.equal(method.code, 'check_returncode()');
+  });
+
+  test('a decorator entry (devdocs text) is a section titled with its qualified name', () => {
+    const text = [
+      '# functools — Higher-order functions',
+      '',
+      '`@functools.lru_cache(user_function)`',
+      '',
+      '`@functools.lru_cache(maxsize=128, typed=False)`',
+      '',
+      '    ',
+      'Decorator to wrap a function with a memoizing callable that saves up to the maxsize most recent calls.',
+      '',
+      '`@functools.total_ordering`',
+      '',
+      '    ',
+      'Given a class defining one or more rich comparison ordering methods, this class decorator supplies the rest.',
+      '',
+    ].join('\n');
+    const sn = chunk('library/functools.txt', text, 'text');
+    const cache = entryOf(sn, 'functools.lru_cache');
+    assert.ok(cache, JSON.stringify(sn.map((s) => s.title)));
+    // The overload right after the first signature is part of the same entry.
+    assert.equal(cache.code, '@functools.lru_cache(user_function)\n@functools.lru_cache(maxsize=128, typed=False)');
+    assert.equal(sn.filter((s) => s.title === 'functools.lru_cache' && s.type === 'code').length, 1);
+    assert.match(cache.description, /^Decorator to wrap a function with a memoizing callable/);
+    assert.deepEqual(cache.breadcrumb, ['functools — Higher-order functions', 'functools.lru_cache']);
+    const ordering = entryOf(sn, 'functools.total_ordering');
+    assert.ok(ordering);
+    assert.equal(ordering.code, '@functools.total_ordering');
   });
 
   test('Sphinx HTML (as the website source converts it): each <dt> signature with its <dd> an entry', () => {

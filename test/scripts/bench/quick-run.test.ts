@@ -5,7 +5,7 @@ import { DEFAULT_ASSEMBLY } from '../../../core/context-assembly.ts';
 import { DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
 import type { BenchQuestion } from '../../../scripts/bench/metrics.ts';
 import { infoSnippet } from '../../helpers/info-snippet.ts';
-import { buildIndexes, mergeParams, runQuestions } from '../../../scripts/bench/quick-run.ts';
+import { buildIndexes, mergeParams, movesAgainst, runQuestions, type QuickResult } from '../../../scripts/bench/quick-run.ts';
 
 const info = (sourcePath: string, heading: string, content: string, lineStart: number): StoredSnippet => ({
   ...infoSnippet(sourcePath, ['Guide', heading], content),
@@ -55,4 +55,20 @@ test('mergeParams merges objects key by key and leaves the base unchanged', () =
   assert.equal(merged.fields.heading.b, DEFAULT_BM25.fields.heading.b);
   assert.equal(merged.fields.prose.weight, DEFAULT_BM25.fields.prose.weight);
   assert.notEqual(DEFAULT_BM25.fields.heading.weight, 5);
+});
+
+test('movesAgainst names half A\'s moved questions and only counts half B\'s', () => {
+  // k1 and z1 are in half A, k2 and z2 in half B (sha1 of the id).
+  const ranked = (ranks: Record<string, number | null>): QuickResult =>
+    ({
+      perQuestion: Object.entries(ranks).map(([id, r]) => ({ id, corpus: 'koa', metrics: { 'mrr@10': r === null ? 0 : 1 / r } })),
+    }) as unknown as QuickResult;
+  const m = movesAgainst(ranked({ k1: 2, z1: 1, k2: null, z2: 3 }), ranked({ k1: 1, z1: null, k2: 4, z2: 3 }));
+  assert.deepEqual(m.movedA, [
+    { id: 'k1', before: 2, after: 1 },
+    { id: 'z1', before: 1, after: null },
+  ]);
+  assert.deepEqual(m.A, { up: 1, down: 1 });
+  assert.deepEqual(m.B, { up: 1, down: 0 });
+  assert.ok(!JSON.stringify(m).includes('k2'), 'half B questions are not named');
 });
