@@ -158,9 +158,11 @@ export class PgBuilds extends PgRole implements BuildStore {
     const staged = this.stagingFor(buildId);
     const totals = { snippets: staged.count, tokens: staged.tokens };
     const file = this.cache.pathOf(buildId);
-    let written: Awaited<ReturnType<typeof writeSegmentOffThread>>;
+    let written!: Awaited<ReturnType<typeof writeSegmentOffThread>>;
     try {
-      written = await writeSegmentOffThread(this.database.cacheDir, buildId, staged.path, staged.count, this.logger, this.segmentBuilds);
+      await this.cache.cacheFile(file, async () => {
+        written = await writeSegmentOffThread(this.database.cacheDir, buildId, staged.path, staged.count, this.logger, this.segmentBuilds);
+      });
     } catch (err) {
       await this.cache.drop([buildId]);
       throw err;
