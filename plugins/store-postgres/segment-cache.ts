@@ -173,6 +173,7 @@ export class PgSegmentCache {
     const name = basename(path);
     this.busy.add(name);
     try {
+      await mkdir(this.dir, { recursive: true });
       await write();
       this.usedFile(path, (await stat(path)).size);
       await this.trim(name);

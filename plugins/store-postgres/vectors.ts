@@ -9,12 +9,19 @@
  * when the first build using it is written; past 4,000 dimensions (pgvector's halfvec limit) the
  * query is an exact scan. A build's vectors are deleted with the build (ON DELETE CASCADE).
  *
- * Without the extension the store has no vector index (buildVectors() is null) and core keeps
- * vectors in files beside the data directory, as with the embedded store.
+ * Without the extension (PgRowVectors below), a build's vectors are a flat matrix of normalised
+ * float32 rows (core/vector-index.ts's `flat` file) kept in `vector_chunks` pieces (migration
+ * 009), like its index segment: any node fetches them once to its cache directory
+ * (`<buildId>.vec`, SHA-256 checked, under the disk budget of segment-cache.ts) and searches them
+ * in memory, as the embedded store searches its flat file.
  */
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { BuildVectorStore, StoredVectorsMeta } from '../../core/contracts.ts';
+import { flatIndex, normalise, type VectorIndex } from '../../core/vector-index.ts';
 import type { PgDatabase } from './database.ts';
+import type { PgSegmentCache } from './segment-cache.ts';
+import { SegmentRowsError, downloadPieces, uploadPieces, type Run } from './segment-rows.ts';
 
 /** pgvector's HNSW limits: `vector` up to 2,000 dimensions, `halfvec` up to 4,000. */
 const VECTOR_HNSW_MAX = 2000;
@@ -37,6 +44,29 @@ function checksumOf(model: string, dimensions: number, vectors: readonly Float32
   return h.digest('hex');
 }
 
+/** A build's vectors as the builds row records them (both kinds of store keep them there). */
+async function vectorsMeta(database: PgDatabase, buildId: string): Promise<StoredVectorsMeta | null> {
+  const [r] = await database.query<{ embedding_model: string; embedding_dimensions: number; embedding_checksum: string; embedding_hashes: string[] }>(
+    'SELECT embedding_model, embedding_dimensions, embedding_checksum, embedding_hashes FROM builds WHERE id = $1 AND embedding_checksum IS NOT NULL',
+    [buildId],
+  );
+  if (!r || !Array.isArray(r.embedding_hashes)) return null;
+  return { model: r.embedding_model, dimensions: r.embedding_dimensions, count: r.embedding_hashes.length, checksum: r.embedding_checksum, hashes: r.embedding_hashes };
+}
+
+/** Checks a build's vectors before they are written: a positive dimension, one text hash per vector. */
+function checkInput(input: { dimensions: number; hashes: string[]; vectors: Float32Array[] }): void {
+  const dims = input.dimensions;
+  if (!Number.isInteger(dims) || dims <= 0) throw new Error(`vectors of ${dims} dimensions cannot be stored`);
+  if (input.hashes.length !== input.vectors.length) throw new Error('one text hash per vector is needed');
+}
+
+/** Locks a build's row in a transaction; throws when the build is gone. */
+async function lockBuild(c: { query(sql: string, params: unknown[]): Promise<{ rowCount: number | null }> }, buildId: string): Promise<void> {
+  const { rowCount } = await c.query('SELECT 1 FROM builds WHERE id = $1 FOR UPDATE', [buildId]);
+  if (!rowCount) throw new Error(`build ${buildId} does not exist (its library may have been deleted)`);
+}
+
 export class PgVectors implements BuildVectorStore {
   private readonly indexed = new Set<number>();
   /** Whether `hnsw.iterative_scan` exists (pgvector 0.8+): a filtered HNSW scan then still fills its LIMIT. */
@@ -53,14 +83,12 @@ export class PgVectors implements BuildVectorStore {
   }
 
   async write(buildId: string, input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] }): Promise<string> {
+    checkInput(input);
     const dims = input.dimensions;
-    if (!Number.isInteger(dims) || dims <= 0) throw new Error(`vectors of ${dims} dimensions cannot be stored`);
-    if (input.hashes.length !== input.vectors.length) throw new Error('one text hash per vector is needed');
     const checksum = checksumOf(input.model, dims, input.vectors);
     await this.ensureIndex(dims);
     await this.database.tx(async (c) => {
-      const { rowCount } = await c.query('SELECT 1 FROM builds WHERE id = $1 FOR UPDATE', [buildId]);
-      if (!rowCount) throw new Error(`build ${buildId} does not exist (its library may have been deleted)`);
+      await lockBuild(c, buildId);
       await c.query('DELETE FROM snippet_vectors WHERE build_id = $1', [buildId]);
       for (let at = 0; at < input.vectors.length; at += WRITE_BATCH) {
         const part = input.vectors.slice(at, at + WRITE_BATCH);
@@ -78,13 +106,8 @@ export class PgVectors implements BuildVectorStore {
     return checksum;
   }
 
-  async meta(buildId: string): Promise<StoredVectorsMeta | null> {
-    const [r] = await this.database.query<{ embedding_model: string; embedding_dimensions: number; embedding_checksum: string; embedding_hashes: string[] }>(
-      'SELECT embedding_model, embedding_dimensions, embedding_checksum, embedding_hashes FROM builds WHERE id = $1 AND embedding_checksum IS NOT NULL',
-      [buildId],
-    );
-    if (!r || !Array.isArray(r.embedding_hashes)) return null;
-    return { model: r.embedding_model, dimensions: r.embedding_dimensions, count: r.embedding_hashes.length, checksum: r.embedding_checksum, hashes: r.embedding_hashes };
+  meta(buildId: string): Promise<StoredVectorsMeta | null> {
+    return vectorsMeta(this.database, buildId);
   }
 
   async rows(buildId: string): Promise<Float32Array[]> {
@@ -137,5 +160,144 @@ export class PgVectors implements BuildVectorStore {
       this.iterative = major > 0 || minor >= 8;
     }
     return this.iterative;
+  }
+}
+
+/** Opened matrices kept in memory per node (a few versions at a time, as core/hybrid.ts keeps its indexes). */
+const OPENED_MATRICES = 8;
+
+interface VectorRowsRecord {
+  dimensions: number;
+  count: number;
+  chunks: number;
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * Build vectors without pgvector: each build's rows as a flat matrix in `vector_chunks` (migration
+ * 009), fetched and checked like a segment, searched in memory by a dot product over every row
+ * (core/vector-index.ts flatIndex). The checksum recorded (an answer's ETag holds it) is the
+ * matrix's SHA-256, what a fetched or cached copy is checked against.
+ */
+export class PgRowVectors implements BuildVectorStore {
+  /** Opened matrices by build and checksum, least recently used first. */
+  private readonly opened = new Map<string, Promise<VectorIndex & { rows: Float32Array[] }>>();
+  private readonly run: Run = (sql, params) => this.database.query(sql, params);
+
+  constructor(
+    private readonly database: PgDatabase,
+    private readonly cache: PgSegmentCache,
+  ) {}
+
+  /** Whether migration 009's table is there. */
+  static async available(database: PgDatabase): Promise<boolean> {
+    return (await database.query("SELECT 1 WHERE to_regclass('vector_chunks') IS NOT NULL")).length > 0;
+  }
+
+  async write(buildId: string, input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] }): Promise<string> {
+    checkInput(input);
+    const dims = input.dimensions;
+    const matrix = new Float32Array(input.vectors.length * dims);
+    input.vectors.forEach((v, i) => {
+      if (v.length !== dims) throw new Error(`a vector has ${v.length} dimensions where ${dims} were expected`);
+      matrix.set(normalise(v), i * dims);
+    });
+    const bytes = new Uint8Array(matrix.buffer, matrix.byteOffset, matrix.byteLength);
+    const rows = await this.database.tx(async (c) => {
+      await lockBuild(c, buildId);
+      await c.query('DELETE FROM vector_chunks WHERE build_id = $1', [buildId]);
+      const written = await uploadPieces(c, 'vector_chunks', buildId, bytes);
+      await c.query(
+        `UPDATE builds SET embedding_model = $2, embedding_dimensions = $3, embedding_checksum = $4, embedding_hashes = $5::jsonb,
+           vectors_bytes = $6, vectors_chunks = $7 WHERE id = $1`,
+        [buildId, input.model, dims, written.sha256, JSON.stringify(input.hashes), written.bytes, written.chunks],
+      );
+      return written;
+    });
+    await this.forget(buildId);
+    return rows.sha256;
+  }
+
+  meta(buildId: string): Promise<StoredVectorsMeta | null> {
+    return vectorsMeta(this.database, buildId);
+  }
+
+  async rows(buildId: string): Promise<Float32Array[]> {
+    const record = await this.record(buildId);
+    return record ? (await this.open(buildId, record)).rows : [];
+  }
+
+  async query(buildId: string, vector: Float32Array, k: number): Promise<Array<{ position: number; score: number }>> {
+    const record = await this.record(buildId);
+    if (!record || vector.length !== record.dimensions || !(k > 0)) return [];
+    return (await this.open(buildId, record)).query(vector, k);
+  }
+
+  async remove(buildId: string): Promise<void> {
+    await this.database.tx(async (c) => {
+      await c.query('DELETE FROM vector_chunks WHERE build_id = $1', [buildId]);
+      await c.query(
+        'UPDATE builds SET embedding_model = NULL, embedding_dimensions = NULL, embedding_checksum = NULL, embedding_hashes = NULL, vectors_bytes = NULL, vectors_chunks = NULL WHERE id = $1',
+        [buildId],
+      );
+    });
+    await this.forget(buildId);
+  }
+
+  /** What the builds row records of a build's matrix (null: it has none here). */
+  private async record(buildId: string): Promise<VectorRowsRecord | null> {
+    const [r] = await this.database.query<{ d: number; n: number; chunks: number; bytes: string; sha: string }>(
+      `SELECT embedding_dimensions AS d, jsonb_array_length(embedding_hashes) AS n, vectors_chunks AS chunks, vectors_bytes AS bytes, embedding_checksum AS sha
+         FROM builds WHERE id = $1 AND vectors_chunks IS NOT NULL AND embedding_checksum IS NOT NULL`,
+      [buildId],
+    );
+    return r ? { dimensions: r.d, count: r.n, chunks: r.chunks, bytes: Number(r.bytes), sha256: r.sha } : null;
+  }
+
+  /** The build's matrix in memory: opened before, read from this node's cached file, or fetched first. */
+  private open(buildId: string, record: VectorRowsRecord): Promise<VectorIndex & { rows: Float32Array[] }> {
+    const key = `${buildId}\u0000${record.sha256}`;
+    let entry = this.opened.get(key);
+    if (entry) {
+      this.opened.delete(key);
+      this.cache.usedFile(this.cache.vectorsPathOf(buildId));
+    } else {
+      entry = this.load(buildId, record);
+      entry.catch(() => this.opened.delete(key));
+    }
+    this.opened.set(key, entry);
+    while (this.opened.size > OPENED_MATRICES) this.opened.delete(this.opened.keys().next().value!);
+    return entry;
+  }
+
+  private async load(buildId: string, record: VectorRowsRecord): Promise<VectorIndex & { rows: Float32Array[] }> {
+    const path = this.cache.vectorsPathOf(buildId);
+    let bytes = await readFile(path).catch(() => null);
+    if (!bytes || bytes.byteLength !== record.bytes || createHash('sha256').update(bytes).digest('hex') !== record.sha256) {
+      // Not here, damaged, or of an earlier write: fetched (checked against the record) and cached.
+      try {
+        await this.cache.cacheFile(path, () => downloadPieces(this.run, 'vector_chunks', buildId, record, path));
+      } catch (err) {
+        if (!(err instanceof SegmentRowsError)) throw err;
+        this.database.logger.error('store: the vectors of a build in the database are damaged', { buildId, detail: err.message });
+        throw new Error(`The vectors of build ${buildId} in the database are damaged (${err.message}); run an embed job or refresh the library.`, { cause: err });
+      }
+      bytes = await readFile(path);
+    }
+    if (bytes.byteLength !== record.count * record.dimensions * 4) {
+      throw new Error(`The vectors of build ${buildId} hold ${bytes.byteLength} bytes, not ${record.count} x ${record.dimensions} floats.`);
+    }
+    const copy = new Float32Array(bytes.byteLength / 4);
+    new Uint8Array(copy.buffer).set(bytes);
+    const rows: Float32Array[] = [];
+    for (let i = 0; i < record.count; i++) rows.push(copy.subarray(i * record.dimensions, (i + 1) * record.dimensions));
+    return Object.assign(flatIndex(copy, record.dimensions, record.count), { rows });
+  }
+
+  /** This node's copies of a build's vectors (rewritten or removed). */
+  private async forget(buildId: string): Promise<void> {
+    for (const key of [...this.opened.keys()]) if (key.startsWith(`${buildId}\u0000`)) this.opened.delete(key);
+    await this.cache.dropFile(this.cache.vectorsPathOf(buildId));
   }
 }
