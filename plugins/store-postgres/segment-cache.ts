@@ -1,18 +1,20 @@
 /**
  * This node's copy of the served index segments (issue 24): which build serves each library
  * version (read from `versions`, kept until the `library` change topic names the library, or
- * `pollMs` passed, whichever first), the segment files of those builds on local disk
+ * SERVED_BUILD_REREAD_MS passed, whichever first), the segment files of those builds on local disk
  * (`<cacheDir>/<buildId>.seg`, fetched from `segment_chunks` piece by piece and checked: segment-rows.ts)
  * and the open segments in memory under `segmentCacheBytes` (the embedded store's SegmentCache).
  *
  * Segments are immutable and named by their build, so a cached file is never stale, only
  * unused: when a version's served build changes, the old build's segment is closed and its file
  * removed. A cached file found damaged (its header, index or a snippet record fails its
- * checksum) or missing is fetched again, never served and never a crash.
+ * checksum) or missing is fetched again, never served and never a crash. A segment in the
+ * database computed with other search parameters is rebuilt from its snippets and written back.
+ * The cached files (segments, and vectors without pgvector: vectors.ts) stay under
+ * `segmentDiskBytes`, the least recently used removed first.
  */
 import { mkdir, stat } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';

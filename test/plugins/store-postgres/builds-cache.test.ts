@@ -47,23 +47,11 @@ describe('PostgreSQL store segment cache', { skip }, () => {
     return n.store;
   }
 
-  before(async () => {
-    url = await freshDatabaseUrl();
-    a = await node();
-  });
-  after(async () => {
-    for (const c of closers.reverse()) await c();
-  });
-
-  test('a segment in the database made with other search parameters is rebuilt from its snippets, written back and served', async () => {
-    await a.upsertLibrary(lib('/docs/params'));
-    const buildId = await build(a, '/docs/params', [
-      sampleSnippet({ title: 'Echidna care', content: 'the echidna eats ants' }),
-      sampleSnippet({ title: 'Other', content: 'unrelated prose about boats' }),
-    ]);
-    const snippets = (await a.getSnippets('/docs/params', '')) as StoredSnippet[];
-    // The build's rows replaced by a segment of the same snippets computed with other parameters
-    // (what an upgrade that changes the BM25 parameters finds in the database).
+  /**
+   * Replaces a build's segment rows by a segment of the same snippets computed with other search
+   * parameters (what an upgrade that changes the BM25 parameters finds in the database).
+   */
+  async function replaceWithOtherParams(buildId: string, snippets: StoredSnippet[]): Promise<void> {
     const other = { ...DEFAULT_BM25, k1: 2.0 };
     const dir = await mkdtemp(join(tmpdir(), 'refdesk-oldseg-'));
     try {
@@ -82,6 +70,24 @@ describe('PostgreSQL store segment cache', { skip }, () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  before(async () => {
+    url = await freshDatabaseUrl();
+    a = await node();
+  });
+  after(async () => {
+    for (const c of closers.reverse()) await c();
+  });
+
+  test('a segment in the database made with other search parameters is rebuilt from its snippets, written back and served', async () => {
+    await a.upsertLibrary(lib('/docs/params'));
+    const buildId = await build(a, '/docs/params', [
+      sampleSnippet({ title: 'Echidna care', content: 'the echidna eats ants' }),
+      sampleSnippet({ title: 'Other', content: 'unrelated prose about boats' }),
+    ]);
+    const snippets = (await a.getSnippets('/docs/params', '')) as StoredSnippet[];
+    await replaceWithOtherParams(buildId, snippets);
     const b = await node();
     const hits = await b.search('/docs/params', '', 'echidna', 5);
     assert.equal(hits[0]?.snippet.content, 'the echidna eats ants');
@@ -93,6 +99,20 @@ describe('PostgreSQL store segment cache', { skip }, () => {
     assert.equal(c.builds.cache.stats.rebuilt, 0);
     assert.equal(c.builds.cache.stats.refetched, 0);
     assert.equal(c.builds.cache.stats.fetched, 1);
+  });
+
+  test('two nodes opening a segment of other parameters at once both serve it; the database keeps one rebuilt copy', async () => {
+    await a.upsertLibrary(lib('/docs/race'));
+    const buildId = await build(a, '/docs/race', Array.from({ length: 40 }, (_, i) => sampleSnippet({ title: `T${i}`, content: `dingo ${i} ${i === 7 ? 'howls at dusk' : 'sleeps'}` })));
+    await replaceWithOtherParams(buildId, (await a.getSnippets('/docs/race', '')) as StoredSnippet[]);
+    const [b, c] = [await node(), await node()];
+    const answers = await Promise.all([b, c].map((n) => n.search('/docs/race', '', 'howls', 3)));
+    for (const hits of answers) assert.equal(hits[0]?.snippet.content, 'dingo 7 howls at dusk');
+    assert.ok(b.builds.cache.stats.rebuilt + c.builds.cache.stats.rebuilt >= 1);
+    const d = await node();
+    assert.equal((await d.search('/docs/race', '', 'howls', 3))[0]?.snippet.content, 'dingo 7 howls at dusk');
+    assert.equal(d.builds.cache.stats.rebuilt, 0, 'the rows hold a segment of the current parameters');
+    assert.equal(d.builds.cache.stats.refetched, 0);
   });
 
   test('damaged rows are still refused clearly (never rebuilt from), and the node keeps serving', async () => {
