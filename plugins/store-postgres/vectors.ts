@@ -44,14 +44,69 @@ function checksumOf(model: string, dimensions: number, vectors: readonly Float32
   return h.digest('hex');
 }
 
-/** A build's vectors as the builds row records them (both kinds of store keep them there). */
-async function vectorsMeta(database: PgDatabase, buildId: string): Promise<StoredVectorsMeta | null> {
-  const [r] = await database.query<{ embedding_model: string; embedding_dimensions: number; embedding_checksum: string; embedding_hashes: string[] }>(
-    'SELECT embedding_model, embedding_dimensions, embedding_checksum, embedding_hashes FROM builds WHERE id = $1 AND embedding_checksum IS NOT NULL',
-    [buildId],
-  );
-  if (!r || !Array.isArray(r.embedding_hashes)) return null;
-  return { model: r.embedding_model, dimensions: r.embedding_dimensions, count: r.embedding_hashes.length, checksum: r.embedding_checksum, hashes: r.embedding_hashes };
+/** How long a build's vectors record is trusted without a change on the feed (as the served build: segment-cache.ts). */
+const VECTORS_RECORD_REREAD_MS = 60_000;
+/** Build records kept per node. */
+const VECTORS_RECORDS = 256;
+
+/** What the builds row records of a build's vectors (both kinds of store keep them there). */
+interface VectorsRecord {
+  libraryId: string;
+  meta: StoredVectorsMeta | null;
+  /** The matrix in `vector_chunks` (PgRowVectors), null when the vectors are not kept there. */
+  pieces: { chunks: number; bytes: number } | null;
+}
+
+/**
+ * The vectors records of builds, kept per node: core asks for a version's vectors meta on every
+ * question once an embedder is configured, and the meta holds one text hash per snippet (about
+ * 0.5 MB for python), so it is read again only when the change feed names the build's library
+ * (a write or removal of vectors publishes it) or after VECTORS_RECORD_REREAD_MS.
+ */
+class VectorsRecords {
+  private readonly known = new Map<string, { record: VectorsRecord; at: number }>();
+  /** Library changes heard: a read that began before one does not keep what it read. */
+  private heard = 0;
+
+  constructor(private readonly database: PgDatabase) {
+    database.changes.on('change', (topic: string, id: string) => {
+      if (topic !== 'library') return;
+      this.heard++;
+      for (const [buildId, k] of this.known) if (k.record.libraryId === id) this.known.delete(buildId);
+    });
+  }
+
+  async get(buildId: string): Promise<VectorsRecord | null> {
+    const hit = this.known.get(buildId);
+    if (hit && Date.now() - hit.at < VECTORS_RECORD_REREAD_MS) {
+      this.known.delete(buildId);
+      this.known.set(buildId, hit);
+      return hit.record;
+    }
+    const heard = this.heard;
+    const [r] = await this.database.query<{
+      library_id: string;
+      embedding_model: string;
+      embedding_dimensions: number;
+      embedding_checksum: string | null;
+      embedding_hashes: string[] | null;
+      vectors_chunks: number | null;
+      vectors_bytes: string | null;
+    }>(
+      'SELECT library_id, embedding_model, embedding_dimensions, embedding_checksum, embedding_hashes, vectors_chunks, vectors_bytes FROM builds WHERE id = $1',
+      [buildId],
+    );
+    if (!r) return null;
+    const meta =
+      r.embedding_checksum !== null && Array.isArray(r.embedding_hashes)
+        ? { model: r.embedding_model, dimensions: r.embedding_dimensions, count: r.embedding_hashes.length, checksum: r.embedding_checksum, hashes: r.embedding_hashes }
+        : null;
+    const record = { libraryId: r.library_id, meta, pieces: meta && r.vectors_chunks !== null ? { chunks: r.vectors_chunks, bytes: Number(r.vectors_bytes) } : null };
+    this.known.delete(buildId);
+    if (this.heard === heard) this.known.set(buildId, { record, at: Date.now() });
+    while (this.known.size > VECTORS_RECORDS) this.known.delete(this.known.keys().next().value!);
+    return record;
+  }
 }
 
 /** Checks a build's vectors before they are written: a positive dimension, one text hash per vector. */
@@ -61,10 +116,26 @@ function checkInput(input: { dimensions: number; hashes: string[]; vectors: Floa
   if (input.hashes.length !== input.vectors.length) throw new Error('one text hash per vector is needed');
 }
 
-/** Locks a build's row in a transaction; throws when the build is gone. */
-async function lockBuild(c: { query(sql: string, params: unknown[]): Promise<{ rowCount: number | null }> }, buildId: string): Promise<void> {
-  const { rowCount } = await c.query('SELECT 1 FROM builds WHERE id = $1 FOR UPDATE', [buildId]);
-  if (!rowCount) throw new Error(`build ${buildId} does not exist (its library may have been deleted)`);
+/** Locks a build's row in a transaction; its library. Throws when the build is gone. */
+async function lockBuild(c: { query(sql: string, params: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }> }, buildId: string): Promise<string> {
+  const { rows } = await c.query('SELECT library_id FROM builds WHERE id = $1 FOR UPDATE', [buildId]);
+  if (!rows[0]) throw new Error(`build ${buildId} does not exist (its library may have been deleted)`);
+  return String(rows[0].library_id);
+}
+
+/** Removes a build's vectors of either kind and its record of them, in one transaction; its library (null: the build is gone). */
+async function removeVectors(database: PgDatabase, buildId: string): Promise<string | null> {
+  return database.tx(async (c) => {
+    const [row] = (await c.query('SELECT library_id FROM builds WHERE id = $1 FOR UPDATE', [buildId])).rows;
+    if (!row) return null;
+    if ((await c.query("SELECT to_regclass('snippet_vectors') IS NOT NULL AS yes")).rows[0].yes) await c.query('DELETE FROM snippet_vectors WHERE build_id = $1', [buildId]);
+    await c.query('DELETE FROM vector_chunks WHERE build_id = $1', [buildId]);
+    await c.query(
+      'UPDATE builds SET embedding_model = NULL, embedding_dimensions = NULL, embedding_checksum = NULL, embedding_hashes = NULL, vectors_bytes = NULL, vectors_chunks = NULL WHERE id = $1',
+      [buildId],
+    );
+    return String(row.library_id);
+  });
 }
 
 export class PgVectors implements BuildVectorStore {
@@ -72,7 +143,11 @@ export class PgVectors implements BuildVectorStore {
   /** Whether `hnsw.iterative_scan` exists (pgvector 0.8+): a filtered HNSW scan then still fills its LIMIT. */
   private iterative: boolean | null = null;
 
-  constructor(private readonly database: PgDatabase) {}
+  private readonly records: VectorsRecords;
+
+  constructor(private readonly database: PgDatabase) {
+    this.records = new VectorsRecords(database);
+  }
 
   /** Whether the database has pgvector and the vectors table (migration 002 applied, not skipped). */
   static async available(database: PgDatabase): Promise<boolean> {
@@ -87,8 +162,8 @@ export class PgVectors implements BuildVectorStore {
     const dims = input.dimensions;
     const checksum = checksumOf(input.model, dims, input.vectors);
     await this.ensureIndex(dims);
-    await this.database.tx(async (c) => {
-      await lockBuild(c, buildId);
+    const libraryId = await this.database.tx(async (c) => {
+      const library = await lockBuild(c, buildId);
       await c.query('DELETE FROM snippet_vectors WHERE build_id = $1', [buildId]);
       for (let at = 0; at < input.vectors.length; at += WRITE_BATCH) {
         const part = input.vectors.slice(at, at + WRITE_BATCH);
@@ -102,12 +177,14 @@ export class PgVectors implements BuildVectorStore {
         'UPDATE builds SET embedding_model = $2, embedding_dimensions = $3, embedding_checksum = $4, embedding_hashes = $5::jsonb WHERE id = $1',
         [buildId, input.model, dims, checksum, JSON.stringify(input.hashes)],
       );
+      return library;
     });
+    await this.database.publish('library', libraryId); // every node reads the build's vectors record again
     return checksum;
   }
 
-  meta(buildId: string): Promise<StoredVectorsMeta | null> {
-    return vectorsMeta(this.database, buildId);
+  async meta(buildId: string): Promise<StoredVectorsMeta | null> {
+    return (await this.records.get(buildId))?.meta ?? null;
   }
 
   async rows(buildId: string): Promise<Float32Array[]> {
@@ -134,10 +211,8 @@ export class PgVectors implements BuildVectorStore {
   }
 
   async remove(buildId: string): Promise<void> {
-    await this.database.tx(async (c) => {
-      await c.query('DELETE FROM snippet_vectors WHERE build_id = $1', [buildId]);
-      await c.query('UPDATE builds SET embedding_model = NULL, embedding_dimensions = NULL, embedding_checksum = NULL, embedding_hashes = NULL WHERE id = $1', [buildId]);
-    });
+    const libraryId = await removeVectors(this.database, buildId);
+    if (libraryId) await this.database.publish('library', libraryId);
   }
 
   /** The partial HNSW index of a dimension (the migration made the common ones; others here, once). */
@@ -184,11 +259,14 @@ export class PgRowVectors implements BuildVectorStore {
   /** Opened matrices by build and checksum, least recently used first. */
   private readonly opened = new Map<string, Promise<VectorIndex & { rows: Float32Array[] }>>();
   private readonly run: Run = (sql, params) => this.database.query(sql, params);
+  private readonly records: VectorsRecords;
 
   constructor(
     private readonly database: PgDatabase,
     private readonly cache: PgSegmentCache,
-  ) {}
+  ) {
+    this.records = new VectorsRecords(database);
+  }
 
   /** Whether migration 009's table is there. */
   static async available(database: PgDatabase): Promise<boolean> {
@@ -204,8 +282,8 @@ export class PgRowVectors implements BuildVectorStore {
       matrix.set(normalise(v), i * dims);
     });
     const bytes = new Uint8Array(matrix.buffer, matrix.byteOffset, matrix.byteLength);
-    const rows = await this.database.tx(async (c) => {
-      await lockBuild(c, buildId);
+    const { rows, libraryId } = await this.database.tx(async (c) => {
+      const library = await lockBuild(c, buildId);
       await c.query('DELETE FROM vector_chunks WHERE build_id = $1', [buildId]);
       const written = await uploadPieces(c, 'vector_chunks', buildId, bytes);
       await c.query(
@@ -213,14 +291,15 @@ export class PgRowVectors implements BuildVectorStore {
            vectors_bytes = $6, vectors_chunks = $7 WHERE id = $1`,
         [buildId, input.model, dims, written.sha256, JSON.stringify(input.hashes), written.bytes, written.chunks],
       );
-      return written;
+      return { rows: written, libraryId: library };
     });
     await this.forget(buildId);
+    await this.database.publish('library', libraryId); // every node reads the build's vectors record again
     return rows.sha256;
   }
 
-  meta(buildId: string): Promise<StoredVectorsMeta | null> {
-    return vectorsMeta(this.database, buildId);
+  async meta(buildId: string): Promise<StoredVectorsMeta | null> {
+    return (await this.records.get(buildId))?.meta ?? null;
   }
 
   async rows(buildId: string): Promise<Float32Array[]> {
@@ -235,24 +314,16 @@ export class PgRowVectors implements BuildVectorStore {
   }
 
   async remove(buildId: string): Promise<void> {
-    await this.database.tx(async (c) => {
-      await c.query('DELETE FROM vector_chunks WHERE build_id = $1', [buildId]);
-      await c.query(
-        'UPDATE builds SET embedding_model = NULL, embedding_dimensions = NULL, embedding_checksum = NULL, embedding_hashes = NULL, vectors_bytes = NULL, vectors_chunks = NULL WHERE id = $1',
-        [buildId],
-      );
-    });
+    const libraryId = await removeVectors(this.database, buildId);
     await this.forget(buildId);
+    if (libraryId) await this.database.publish('library', libraryId);
   }
 
-  /** What the builds row records of a build's matrix (null: it has none here). */
+  /** What the builds row records of a build's matrix (null: it has none here); from memory while the feed says nothing. */
   private async record(buildId: string): Promise<VectorRowsRecord | null> {
-    const [r] = await this.database.query<{ d: number; n: number; chunks: number; bytes: string; sha: string }>(
-      `SELECT embedding_dimensions AS d, jsonb_array_length(embedding_hashes) AS n, vectors_chunks AS chunks, vectors_bytes AS bytes, embedding_checksum AS sha
-         FROM builds WHERE id = $1 AND vectors_chunks IS NOT NULL AND embedding_checksum IS NOT NULL`,
-      [buildId],
-    );
-    return r ? { dimensions: r.d, count: r.n, chunks: r.chunks, bytes: Number(r.bytes), sha256: r.sha } : null;
+    const r = await this.records.get(buildId);
+    if (!r?.meta || !r.pieces) return null;
+    return { dimensions: r.meta.dimensions, count: r.meta.count, chunks: r.pieces.chunks, bytes: r.pieces.bytes, sha256: r.meta.checksum };
   }
 
   /** The build's matrix in memory: opened before, read from this node's cached file, or fetched first. */

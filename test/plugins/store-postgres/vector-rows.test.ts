@@ -18,7 +18,7 @@ import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
 import { hashEmbedding } from '../../helpers/hash-embedding.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
 import { memoryLogger } from '../store-embedded/helpers.ts';
-import { freshDatabaseUrl, pgStore } from './helpers.ts';
+import { freshDatabaseUrl, nextChange, pgStore } from './helpers.ts';
 
 const skip = postgresSkipReason();
 const DIMS = 64;
@@ -112,6 +112,21 @@ describe('PostgreSQL store vectors without pgvector, across two nodes', { skip }
     assert.equal(hits[0]?.snippet.content, 'coral polyps build the great barrier reef');
     assert.equal(hits.length, SNIPPETS.length);
     assert.ok(existsSync(b.builds.cache.vectorsPathOf(buildId)), 'B cached the vectors it fetched');
+    // Warm: the vectors' record (one text hash per snippet) and matrix come from B's memory, no statement.
+    const stored = (await b.buildVectors!())!;
+    const query = b.database.query.bind(b.database);
+    let statements = 0;
+    b.database.query = ((...args: Parameters<typeof query>) => {
+      statements++;
+      return query(...args);
+    }) as typeof query;
+    try {
+      assert.equal((await stored.meta(buildId))?.checksum, meta?.checksum);
+      assert.equal((await stored.query(buildId, hashEmbedding('hash-a coral', DIMS), 2)).length, 2);
+    } finally {
+      b.database.query = query;
+    }
+    assert.equal(statements, 0);
     // B's embedding step reuses them for unchanged texts (a refresh run on B).
     const again = hashEmbedder('hash-a');
     const got = await embedTexts(kernelOf(b, again), again, SNIPPETS.map((s) => snippetEmbedText(s)), buildId, run);
@@ -126,7 +141,10 @@ describe('PostgreSQL store vectors without pgvector, across two nodes', { skip }
     const texts = SNIPPETS.map((s) => snippetEmbedText(s));
     const got = await embedTexts(kernelOf(a, next), next, texts, buildId, run);
     const stored = (await a.buildVectors!())!;
+    // B hears of the write through the change feed (the vectors' record is kept until then).
+    const heard = nextChange(b, 'library', '/docs/aus', a.database.nodeId);
     await stored.write(buildId, { model: 'hash-b', dimensions: DIMS, hashes: got.hashes, vectors: got.vectors });
+    await heard;
     const meta = await buildVectorsMeta(kernelOf(b, next), buildId);
     assert.equal(meta?.model, 'hash-b');
     assert.notEqual(meta?.checksum, old?.checksum);
