@@ -223,9 +223,10 @@ export async function writeSegment(
 /**
  * Opens a segment: checks the header, reads the index part whole (checked against its sha256)
  * and keeps the file open to read snippets from. Throws SegmentError (missing, old-format,
- * corrupt) when it cannot be used.
+ * corrupt) when it cannot be used. `anyParams`: a segment of other search parameters is opened
+ * too, only to read its snippets (a store without another copy of them rebuilds it from those).
  */
-export function openSegment(path: string, buildId: string, params: Bm25Params, expectedChecksum: string | null): ServedSegment {
+export function openSegment(path: string, buildId: string, params: Bm25Params, expectedChecksum: string | null, anyParams = false): ServedSegment {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -241,7 +242,7 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     }
     const format = header.readUInt32LE(8);
     if (format !== SEGMENT_FORMAT) throw new SegmentError('old-format', `segment file ${path} has format ${format}; this version reads ${SEGMENT_FORMAT}`);
-    if (!paramsFingerprint(params).equals(header.subarray(112, 144))) {
+    if (!anyParams && !paramsFingerprint(params).equals(header.subarray(112, 144))) {
       throw new SegmentError('old-format', `segment file ${path} was computed with other search parameters`);
     }
     const indexLength = header.readDoubleLE(16);

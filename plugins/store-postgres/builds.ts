@@ -33,7 +33,7 @@ import { PgRole, type PgDatabase } from './database.ts';
 import { jsonObject, num, str } from './rows.ts';
 import { BuildGoneError, PgSegmentCache } from './segment-cache.ts';
 import { downloadStoredDocs, uploadSegment, uploadStoredDocs } from './segment-rows.ts';
-import { PgVectors } from './vectors.ts';
+import { PgRowVectors, PgVectors } from './vectors.ts';
 
 export class PgBuilds extends PgRole implements BuildStore {
   /** This node's served builds, cached segment files and open segments. */
@@ -44,7 +44,7 @@ export class PgBuilds extends PgRole implements BuildStore {
   private readonly staging = new Map<string, StagingFile>();
   /** Per build, the end of its last addSnippets: batches are staged in the order they were given. */
   private readonly appending = new Map<string, Promise<void>>();
-  private vectors: Promise<PgVectors | null> | null = null;
+  private vectors: Promise<BuildVectorStore | null> | null = null;
 
   constructor(
     database: PgDatabase,
@@ -158,9 +158,11 @@ export class PgBuilds extends PgRole implements BuildStore {
     const staged = this.stagingFor(buildId);
     const totals = { snippets: staged.count, tokens: staged.tokens };
     const file = this.cache.pathOf(buildId);
-    let written: Awaited<ReturnType<typeof writeSegmentOffThread>>;
+    let written!: Awaited<ReturnType<typeof writeSegmentOffThread>>;
     try {
-      written = await writeSegmentOffThread(this.database.cacheDir, buildId, staged.path, staged.count, this.logger, this.segmentBuilds);
+      await this.cache.cacheFile(file, async () => {
+        written = await writeSegmentOffThread(this.database.cacheDir, buildId, staged.path, staged.count, this.logger, this.segmentBuilds);
+      });
     } catch (err) {
       await this.cache.drop([buildId]);
       throw err;
@@ -304,11 +306,15 @@ export class PgBuilds extends PgRole implements BuildStore {
 
   /**
    * Optional BuildStore method: the builds' vectors in pgvector when the database has the
-   * extension and its table (vectors.ts); null otherwise (core keeps them in files).
+   * extension and its table; else as chunked rows fetched to each node (vectors.ts PgRowVectors,
+   * migration 009), so every node searches every build's vectors.
    */
   buildVectors(): Promise<BuildVectorStore | null> {
-    this.vectors ??= PgVectors.available(this.database).then(
-      (yes) => (yes ? new PgVectors(this.database) : null),
+    this.vectors ??= (async () => {
+      if (await PgVectors.available(this.database)) return new PgVectors(this.database);
+      return (await PgRowVectors.available(this.database)) ? new PgRowVectors(this.database, this.cache) : null;
+    })().then(
+      (store) => store,
       (err: unknown) => {
         this.vectors = null; // asked again next time
         throw err;

@@ -31,6 +31,11 @@ export default definePlugin({
             default: POSTGRES_STORE_DEFAULTS.segmentCacheBytes,
             description: 'Memory budget of the open index segments, in bytes.',
           }),
+          segmentDiskBytes: Type.Integer({
+            minimum: 0,
+            default: POSTGRES_STORE_DEFAULTS.segmentDiskBytes,
+            description: "Disk budget of this node's cached segment and vector files, in bytes (least recently used removed past it).",
+          }),
           leaseMs: Type.Integer({
             minimum: 1000,
             default: POSTGRES_STORE_DEFAULTS.leaseMs,

@@ -13,6 +13,8 @@ export interface PostgresStoreOptions {
   cacheDir: string;
   /** Memory budget of the open index segments, in bytes (as the embedded store's). */
   segmentCacheBytes: number;
+  /** Disk budget of this node's cached segment and vector files, in bytes: past it the least recently used go (fetched again when needed). */
+  segmentDiskBytes: number;
   /** A running job's lease: another node may take the job over this long after the last heartbeat. */
   leaseMs: number;
   /** How often the node running a job renews its lease. */
@@ -28,6 +30,7 @@ export const POSTGRES_STORE_DEFAULTS: PostgresStoreOptions = {
   statementTimeoutMs: 30_000,
   cacheDir: '',
   segmentCacheBytes: 128 * 1024 * 1024,
+  segmentDiskBytes: 2 * 1024 * 1024 * 1024,
   leaseMs: 30_000,
   heartbeatMs: 5_000,
   pollMs: 500,

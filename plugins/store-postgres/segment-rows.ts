@@ -34,31 +34,46 @@ export class SegmentRowsError extends Error {
 /** One statement on some connection (a pooled one, or a transaction's). */
 export type Run = <R extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<R[]>;
 
+/** The tables of a build's chunked files: its index segment, and its vectors without pgvector (migration 009). */
+export type PieceTable = 'segment_chunks' | 'vector_chunks';
+
 /** Writes a segment file to `segment_chunks` in pieces (on the transaction's client); returns what to record. */
-export async function uploadSegment(client: pg.PoolClient, buildId: string, path: string, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
-  const fh = await open(path, 'r');
+export function uploadSegment(client: pg.PoolClient, buildId: string, path: string, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
+  return uploadPieces(client, 'segment_chunks', buildId, path, pieceBytes);
+}
+
+/** Writes a file (read a piece at a time) or bytes to a table of pieces; returns what to record. */
+export async function uploadPieces(client: pg.PoolClient, table: PieceTable, buildId: string, source: string | Uint8Array, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
+  const fh = typeof source === 'string' ? await open(source, 'r') : null;
   const hash = createHash('sha256');
   let seq = 0;
   let bytes = 0;
   try {
     const buf = Buffer.allocUnsafe(pieceBytes);
     for (;;) {
-      let got = 0;
-      while (got < pieceBytes) {
-        const { bytesRead } = await fh.read(buf, got, pieceBytes - got, bytes + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
+      let piece: Buffer;
+      if (fh) {
+        let got = 0;
+        while (got < pieceBytes) {
+          const { bytesRead } = await fh.read(buf, got, pieceBytes - got, bytes + got);
+          if (bytesRead === 0) break;
+          got += bytesRead;
+        }
+        piece = buf.subarray(0, got);
+      } else {
+        const all = source as Uint8Array;
+        piece = Buffer.from(all.buffer, all.byteOffset + bytes, Math.min(pieceBytes, all.byteLength - bytes));
       }
+      const got = piece.length;
       if (got === 0 && seq > 0) break;
-      const piece = buf.subarray(0, got);
       hash.update(piece);
-      await client.query('INSERT INTO segment_chunks (build_id, seq, bytes) VALUES ($1, $2, $3)', [buildId, seq, piece]);
+      await client.query(`INSERT INTO ${table} (build_id, seq, bytes) VALUES ($1, $2, $3)`, [buildId, seq, piece]);
       seq++;
       bytes += got;
       if (got < pieceBytes) break;
     }
   } finally {
-    await fh.close();
+    await fh?.close();
   }
   return { chunks: seq, bytes, sha256: hash.digest('hex') };
 }
@@ -68,15 +83,21 @@ export async function uploadSegment(client: pg.PoolClient, buildId: string, path
  * renamed: readers never see a partial file), checking the count, size and SHA-256 recorded.
  * Throws SegmentRowsError when the rows are not the recorded bytes (nothing is left at `path`).
  */
-export async function downloadSegment(run: Run, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
+export function downloadSegment(run: Run, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
+  return downloadPieces(run, 'segment_chunks', buildId, info, path);
+}
+
+/** Fetches a chunked file of a build (downloadSegment's steps) from its table into `path`. */
+export async function downloadPieces(run: Run, table: PieceTable, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
+  const what = table === 'segment_chunks' ? 'segment' : 'vectors';
   const tmp = tempFileName(path);
   const fh = await open(tmp, 'w', 0o644);
   const hash = createHash('sha256');
   let position = 0;
   try {
     for (let seq = 0; seq < info.chunks; seq++) {
-      const rows = await run<{ bytes: Buffer }>('SELECT bytes FROM segment_chunks WHERE build_id = $1 AND seq = $2', [buildId, seq]);
-      if (rows.length === 0) throw new SegmentRowsError(`the segment of build ${buildId} has no piece ${seq} of ${info.chunks}`);
+      const rows = await run<{ bytes: Buffer }>(`SELECT bytes FROM ${table} WHERE build_id = $1 AND seq = $2`, [buildId, seq]);
+      if (rows.length === 0) throw new SegmentRowsError(`the ${what} of build ${buildId} has no piece ${seq} of ${info.chunks}`);
       const piece = rows[0].bytes;
       hash.update(piece);
       let off = 0;
@@ -88,7 +109,7 @@ export async function downloadSegment(run: Run, buildId: string, info: SegmentRo
     }
     const sha256 = hash.digest('hex');
     if (position !== info.bytes || sha256 !== info.sha256) {
-      throw new SegmentRowsError(`the segment of build ${buildId} fetched from the database is not the one recorded (${position} bytes, ${info.bytes} recorded; checksum ${sha256 === info.sha256 ? 'equal' : 'differs'})`);
+      throw new SegmentRowsError(`the ${what} of build ${buildId} fetched from the database is not the one recorded (${position} bytes, ${info.bytes} recorded; checksum ${sha256 === info.sha256 ? 'equal' : 'differs'})`);
     }
     await fh.sync();
     await fh.close();
