@@ -105,6 +105,78 @@ export interface SourceDefinition<S extends JsonSchema = JsonSchema, D extends D
    * (git: public or private by its token). Without it: `private_sources`.
    */
   policyCategory?: PolicyCategory | { categories: readonly PolicyCategory[]; of(spec: Record<string, unknown>): PolicyCategory };
+  /**
+   * How `refdesk add <target>` names this source's libraries beyond `--source <kind> --spec`:
+   * prefixes (`npm:zod`), non-URL targets it takes (local paths, `git@host:path`), URL schemes
+   * besides http(s), flags and environment variables that fill spec fields, and the spec a target
+   * gives. A URL target's kind is guessed by `matchUrl`. See CliTargetDeclaration.
+   */
+  cliTarget?: CliTargetDeclaration;
+  /**
+   * Fields POST /api/v1/refresh accepts for its libraries beside `libraryName`, each setting one
+   * spec field for the new build (git: `branch`, and `gitToken` into the spec's `token`). A key
+   * or an admin may send them; an anonymous refresh may not. Another source's library refuses them.
+   */
+  refreshFields?: readonly RefreshField[];
+}
+
+/** One value `refdesk add` puts in a spec field: from a `--<flag>` (argv) or an environment variable (secrets: env only). */
+export interface CliTargetField {
+  /** The spec field it sets. */
+  specField: string;
+  /** `--<flag> <value>` (lower-case letters, digits and `-`); a secret has none (argv is readable by others). */
+  flag?: string;
+  /** An environment variable holding it (read when the flag is not given). */
+  env?: string;
+  /** One line for `refdesk --help`. */
+  description?: string;
+}
+
+/** What `refdesk add <target>` hands a source's toSpec. */
+export interface CliTargetInput {
+  /** The kind chosen (the source's own, or another that spreads this declaration). */
+  kind: string;
+  /** The target as typed. */
+  target: string;
+  /** The target without a declared prefix (`npm:zod` gives `zod`); else the target. */
+  rest: string;
+  /** The target parsed as a URL, when it is one (`scheme://...`). */
+  url: URL | null;
+  /** The declared fields' values that were given (flag, else environment), by spec field. */
+  values: Readonly<Record<string, string>>;
+  /** `--name`, when given. */
+  name?: string;
+}
+
+/** See SourceDefinition.cliTarget. */
+export interface CliTargetDeclaration {
+  /** `<prefix>:<rest>` targets that are this source's (`npm` for `npm:zod`). */
+  prefixes?: readonly string[];
+  /**
+   * How well a target that is neither a URL nor prefixed fits (as matchUrl: false/0 not at all,
+   * the highest score wins): 40 git's `user@host:path`, 1 upload's local path (the fallback).
+   */
+  matchTarget?(target: string): number | boolean;
+  /** URL schemes besides http(s) it takes, e.g. `['ssh:', 'git+ssh:', 'file:']`. */
+  urlSchemes?: readonly string[];
+  /** Values from flags and environment variables (see CliTargetField). */
+  fields?: readonly CliTargetField[];
+  /**
+   * The spec of a target (and a library name, for sources named by `--name`). Throw
+   * RefdeskError('invalid_request'|'invalid_source', ...) naming what to give. Without it, a
+   * URL target gives `{ url, ...values }`.
+   */
+  toSpec?(input: CliTargetInput): { spec: Record<string, unknown>; name?: string };
+}
+
+/** One field of POST /api/v1/refresh a source accepts (see SourceDefinition.refreshFields). */
+export interface RefreshField {
+  /** The body's field, e.g. `gitToken`. */
+  field: string;
+  /** The spec field it sets, e.g. `token`. */
+  specField: string;
+  /** Its longest value (default 500). */
+  maxLength?: number;
 }
 
 /**

@@ -413,28 +413,39 @@ export class ApiService {
   }
 
   /**
-   * POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's
-   * source. The route decides who may (a key, an admin session, or anyone when anonymous refresh
-   * is On); an anonymous caller may not change the library's branch or token.
+   * POST /api/v1/refresh {libraryName, ...}: queues a new build from the library's source. The
+   * fields beside `libraryName` are the ones the loaded sources declare (refreshFields, e.g. git's
+   * `branch` and `gitToken`), each for its own source's libraries. The route decides who may (a
+   * key, an admin session, or anyone when anonymous refresh is On); an anonymous caller may not
+   * send those fields (the library is rebuilt as it is).
    */
   async refreshFor(caller: { kind: 'anonymous' | 'key' | 'session' }, rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
     const body = objectBody(rawBody);
-    onlyFields(body, ['libraryName', 'branch', 'gitToken']);
-    if (caller.kind === 'anonymous' && (body.branch !== undefined || body.gitToken !== undefined)) {
-      throw new RefdeskError('forbidden', 'Changing a library\'s "branch" or "gitToken" needs an API key or an admin; anonymous refresh rebuilds the library as it is (send only "libraryName").');
+    const declared = [...this.kernel.sources.values()].flatMap((e) => (e.def.refreshFields ?? []).map((f) => ({ ...f, kind: e.kind })));
+    const names = [...new Set(declared.map((f) => f.field))];
+    onlyFields(body, ['libraryName', ...names]);
+    const sent = names.filter((n) => body[n] !== undefined);
+    if (caller.kind === 'anonymous' && sent.length) {
+      throw new RefdeskError('forbidden', `Changing a library's ${quotedList(names, 'or')} needs an API key or an admin; anonymous refresh rebuilds the library as it is (send only "libraryName").`);
     }
     const libraryName = requiredString(body, 'libraryName');
     const parsed = await resolveLibraryId(this.kernel.store, libraryName);
-    const branch = optionalString(body, 'branch', 250);
-    const gitToken = optionalString(body, 'gitToken', 1000);
+    const given = new Map<string, string>();
+    for (const f of declared) {
+      const v = given.has(f.field) ? undefined : optionalString(body, f.field, f.maxLength ?? 500);
+      if (v !== undefined) given.set(f.field, v);
+    }
     const library = await this.visibleLibrary(parsed.id, parsed.version);
     if (!library) {
       throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryName, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const kind = library.source.kind;
     this.ensureSourceEnabled(kind);
-    if ((branch !== undefined || gitToken !== undefined) && kind !== 'git') {
-      throw new RefdeskError('invalid_request', `"branch" and "gitToken" apply to git libraries only; ${library.id} comes from a ${kind} source.`);
+    const own = declared.filter((f) => f.kind === kind);
+    const foreign = sent.find((n) => !own.some((f) => f.field === n));
+    if (foreign !== undefined) {
+      const owner = declared.find((f) => f.field === foreign)!.kind;
+      throw new RefdeskError('invalid_request', `${quotedList(declared.filter((f) => f.kind === owner).map((f) => f.field), 'and')} apply to ${owner} libraries only; ${library.id} comes from a ${kind} source.`);
     }
     const running = (await this.kernel.store.listJobs({ libraryId: library.id, limit: 20 })).find(
       (j) => j.version === parsed.version && (j.state === 'queued' || j.state === 'running'),
@@ -455,7 +466,8 @@ export class ApiService {
         `Library ${library.id} was built from an uploaded file, which is not kept once its build has ended: re-upload to refresh (send the file again${kind === 'upload' ? ' with refdesk add <folder> --name <name>' : ' to POST /api/v2/add/openapi-upload with force=true'}).`,
       );
     }
-    const spec = { ...library.source.spec, ...(branch ? { branch } : {}), ...(gitToken ? { token: gitToken } : {}) };
+    const spec = { ...library.source.spec };
+    for (const f of own) if (given.get(f.field)) spec[f.specField] = given.get(f.field);
     const { job } = await addLibrary(this.kernel, { source: kind, id, spec });
     this.jobs.enqueue(job.id);
     return { message: `Refresh of ${id} queued (job ${job.id}); the current documentation is served until the new build is finalized.`, libraryName: library.id, jobId: job.id };
@@ -523,4 +535,10 @@ export function createApiService(kernel: Kernel, jobs: JobRunner, searcher?: Con
   // Policies read from this store place libraries by the categories the loaded sources declare.
   bindSourceCategories(kernel.store, kernel.sources);
   return new ApiService(kernel, jobs, searcher);
+}
+
+/** `"a"`, `"a" and "b"`, `"a", "b" or "c"`. */
+function quotedList(names: readonly string[], last: 'and' | 'or'): string {
+  const q = names.map((n) => `"${n}"`);
+  return q.length > 1 ? `${q.slice(0, -1).join(', ')} ${last} ${q[q.length - 1]}` : (q[0] ?? '');
 }
