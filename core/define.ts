@@ -118,6 +118,43 @@ export interface SourceDefinition<S extends JsonSchema = JsonSchema, D extends D
    * or an admin may send them; an anonymous refresh may not. Another source's library refuses them.
    */
   refreshFields?: readonly RefreshField[];
+  /**
+   * Adding a library by its address alone (POST /api/parse {url}, and the web UI's form for
+   * signed-out visitors while the anonymous `parse` permission is On): the first loaded source
+   * declaring it serves them. git declares it for repository addresses.
+   */
+  parseAddress?: ParseAddressDeclaration;
+  /**
+   * Adding a library by uploading its specification file (POST /api/v2/add/openapi-upload, and
+   * the web UI's file form for admins): the first loaded source declaring it serves them; the
+   * saved file's path goes in `specField`. openapi declares it for OpenAPI/Swagger documents.
+   */
+  specUpload?: SpecUploadDeclaration;
+}
+
+/** See SourceDefinition.parseAddress. */
+export interface ParseAddressDeclaration {
+  /** The address field's label and help in the web UI. */
+  title: string;
+  description: string;
+  /**
+   * Checks the address's form only (reaching it is the job's concern) and gives the library ID
+   * and spec. Throw RefdeskError('invalid_request', ...) naming the field "url" for a bad address.
+   * `allowHttpHosts`: hosts the operator lets be reached over http (the config's parse.allowHttpHosts).
+   */
+  parse(raw: string, opts: { allowHttpHosts: readonly string[] }): { url: string; id: string; spec: Record<string, unknown> };
+}
+
+/** See SourceDefinition.specUpload. */
+export interface SpecUploadDeclaration {
+  /** The spec field the saved file's server path goes in; the by-spec form leaves it out. */
+  specField: string;
+  /** Titles of the web UI's file form and of the source's by-spec form beside it. */
+  fileTitle: string;
+  fileDescription: string;
+  specFormTitle?: string;
+  /** Throws RefdeskError('invalid_request', ...) naming `fileName` unless the file at `path` is such a document. */
+  check(path: string, fileName: string): Promise<void>;
 }
 
 /** One value `refdesk add` puts in a spec field: from a `--<flag>` (argv) or an environment variable (secrets: env only). */

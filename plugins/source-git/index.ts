@@ -3,6 +3,7 @@ import { Tokens } from '../../core/di-tokens.ts';
 import { gitAddRoutes, gitPolicyCategory, matchGitUrl } from './add-route.ts';
 import { gitCliTarget, gitRefreshFields } from './cli-target.ts';
 import { GitSource } from './git-source.ts';
+import { gitParseAddress } from './parse-address.ts';
 import { deriveGitLibraryId } from './git-url.ts';
 import { gitOptionsSchema, gitSpecSchema } from './schema.ts';
 
@@ -24,6 +25,7 @@ export default definePlugin({
       policyCategory: gitPolicyCategory,
       cliTarget: gitCliTarget,
       refreshFields: gitRefreshFields,
+      parseAddress: gitParseAddress,
       deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger, fetch: Tokens.Fetch, credentials: Tokens.GitCredentials },
       create(options, deps) {
         return new GitSource(options, deps);

@@ -36,7 +36,7 @@ import { libraryIdForSpec, withDerivedId } from './derive-id.ts';
 import { validate } from '../../core/validate.ts';
 import { builtinPlugin } from '../../core/config.ts';
 import type { SourceEntry } from '../../core/kernel.ts';
-import { SPEC_FILE_UPLOAD, checkOpenApiUpload } from './openapi-upload.ts';
+import { capableSource, type Capable } from '../source-capabilities.ts';
 import { KERNEL_VERSION } from '../../core/version.ts';
 
 export type { Principal, HeaderBag } from './auth.ts';
@@ -352,16 +352,27 @@ export class ApiService {
     return this.addOpenApiUpload(input);
   }
 
+  /**
+   * The source specification-file uploads add to (SourceDefinition.specUpload, openapi's in the
+   * default distribution): 400 source_not_enabled when no loaded source declares it.
+   */
+  async specUploadSource(): Promise<Capable<'specUpload'>> {
+    const source = await capableSource(this.kernel, 'specUpload');
+    if (!source) throw new RefdeskError('source_not_enabled', 'No source of this server takes specification files (a source declaring specUpload, e.g. "- use: source-openapi").');
+    this.ensureSourceEnabled(source.kind);
+    return source;
+  }
+
   /** An uploaded specification file, once the caller may add libraries (a key, or an admin session in the web UI). */
   async addOpenApiUpload(input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
-    this.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
-    await checkOpenApiUpload(input.path, input.fileName);
+    const { kind, def } = await this.specUploadSource();
+    const { specField } = def.specUpload;
+    await def.specUpload.check(input.path, input.fileName);
     const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
     const name = slugifyLibraryName(base);
     if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
     validateLibraryName(name);
-    const { kind, specField } = SPEC_FILE_UPLOAD;
-    const id = parseLibraryId(`/${this.kernel.sources.get(kind)!.def.idPrefix ?? kind}/${name}`).id;
+    const id = parseLibraryId(`/${def.idPrefix ?? kind}/${name}`).id;
     // A new file: queued even when a job is pending (that job then reads this file too).
     if (!input.force) await this.refuseExisting(id, ' Send force=true to replace its specification.');
     return this.queueAdd({ source: kind, id, spec: { [specField]: input.path }, title: input.title?.trim() || undefined }, `Queued ${id} from the uploaded specification`);
@@ -463,7 +474,7 @@ export class ApiService {
     if (raw && !existsSync(raw)) {
       throw new RefdeskError(
         'upload_required',
-        `Library ${library.id} was built from an uploaded file, which is not kept once its build has ended: re-upload to refresh (send the file again${kind === 'upload' ? ' with refdesk add <folder> --name <name>' : ' to POST /api/v2/add/openapi-upload with force=true'}).`,
+        `Library ${library.id} was built from an uploaded file, which is not kept once its build has ended: re-upload to refresh (send the file again${this.kernel.sources.get(kind)!.def.addPayload === 'files' ? ' with refdesk add <folder> --name <name>' : ' to POST /api/v2/add/openapi-upload with force=true'}).`,
       );
     }
     const spec = { ...library.source.spec };
