@@ -1,10 +1,12 @@
 /**
- * What `refdesk add <target>` means: a local folder, file or archive (the upload source), a
- * package (`npm:zod`, `pypi:requests`, `packages:name`), or a URL, whose kind is the loaded
- * source whose `matchUrl` scores it highest (SourceDefinition.matchUrl: git hosts and `.git`,
- * `llms.txt`, OpenAPI/Swagger documents, Confluence sites, and the website as the generic
- * fallback, each by its own plugin's declaration). `--source <kind>` overrides the guess. Secrets
- * come from environment variables only (never argv, which other users of the machine can read).
+ * What `refdesk add <target>` means, read from the config's sources only: a URL's kind is the
+ * source whose `matchUrl` scores it highest (git hosts and `.git`, `llms.txt`, OpenAPI/Swagger
+ * documents, Confluence sites, the website as the generic fallback); a `<prefix>:<rest>` target
+ * is the source declaring that prefix (`npm:zod`); any other target is the source whose
+ * `cliTarget.matchTarget` scores it highest (git's `git@host:path`, upload's local paths). The
+ * chosen source's `cliTarget` turns the target, its declared flags and environment variables into
+ * the spec (SourceDefinition.cliTarget). `--source <kind>` overrides the guess. Secrets come from
+ * environment variables only (never argv, which other users of the machine can read).
  */
 import { readFileSync } from 'node:fs';
 import { RefdeskError } from '../core/errors.ts';

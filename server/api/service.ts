@@ -211,7 +211,7 @@ export class ApiService {
     const target = formatLibraryId(library.id, version);
     const reason = newest.error?.message ?? 'the build did not finish.';
     const retry =
-      rawUploadOf(this.kernel.env.dataDir, library.source) || library.source.kind === 'upload'
+      rawUploadOf(this.kernel.env.dataDir, library.source) || this.kernel.sources.get(library.source.kind)?.def.addPayload === 'files'
         ? 'upload the documentation again (refdesk add <folder> --name <name>) to retry'
         : `add the same source again or refresh it (POST /api/v1/refresh {"libraryName": "${target}"}) to retry`;
     const code = newest.error?.code;
