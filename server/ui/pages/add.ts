@@ -28,11 +28,11 @@ import { isHtmx, redirect, renderPage, type UiUser } from '../render.ts';
 import { anonymousFormToken, anonymousFormTokenValid } from '../form-token.ts';
 import { keptValues, problemsByField, readSchemaForm, schemaFields, type FormField } from '../schema-form.ts';
 
-type FormKind = 'spec' | 'git-url' | 'upload' | 'openapi-file';
+type FormKind = 'spec' | 'address' | 'upload' | 'spec-file';
 
 /** One tab of the page. */
 interface AddKind {
-  /** `?kind=` (the source kind, or `openapi-file`). */
+  /** `?kind=` (the source kind, or `<kind>-file` for its specification-file form, e.g. `openapi-file`). */
   id: string;
   title: string;
   description: string;
@@ -71,14 +71,14 @@ const UPLOAD_SCHEMA: JsonSchema = {
   },
 };
 
-/** The OpenAPI upload's fields besides the file (`libraryTitle`, `force`). */
-const OPENAPI_FILE_SCHEMA: JsonSchema = {
+/** The specification-file upload's fields besides the file (`libraryTitle`, `force`), for a source of that ID prefix. */
+const specFileSchema = (idPrefix: string): JsonSchema => ({
   type: 'object',
   properties: {
-    libraryTitle: str('Title', 'Names the library (/openapi/<title>); the file name when empty.', { maxLength: 200 }),
+    libraryTitle: str('Title', `Names the library (/${idPrefix}/<title>); the file name when empty.`, { maxLength: 200 }),
     force: { type: 'boolean', title: 'Replace an existing specification', description: 'When a library of that name exists, replace its specification.' },
   },
-};
+});
 
 /** POST /api/parse's one field, labelled as the source declaring parseAddress says. */
 const addressSchema = (p: { title: string; description: string }): JsonSchema => ({
@@ -104,11 +104,11 @@ function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
     if (s.addPayload === 'files') {
       kinds.push({ ...base, id: s.kind, description: 'Markdown and other documentation files, a folder of them, or one .zip / .tar.gz / .tar archive.', form: 'upload', schema: UPLOAD_SCHEMA, prefix: '' });
     } else if (!user) {
-      if (s.kind === parser?.kind) kinds.push({ ...base, id: s.kind, form: 'git-url', schema: addressSchema(parser.def.parseAddress), prefix: '' });
+      if (s.kind === parser?.kind) kinds.push({ ...base, id: s.kind, form: 'address', schema: addressSchema(parser.def.parseAddress), prefix: '' });
     } else if (s.kind === specFiles?.kind) {
       const up = specFiles.def.specUpload;
       kinds.push({ ...base, id: s.kind, title: up.specFormTitle ?? s.title, form: 'spec', schema: s.specSchema, prefix: 'spec', omit: [up.specField] });
-      kinds.push({ ...base, id: `${s.kind}-file`, title: up.fileTitle, description: up.fileDescription, form: 'openapi-file', schema: OPENAPI_FILE_SCHEMA, prefix: '' });
+      kinds.push({ ...base, id: `${s.kind}-file`, title: up.fileTitle, description: up.fileDescription, form: 'spec-file', schema: specFileSchema(s.idPrefix ?? s.kind), prefix: '' });
     } else {
       kinds.push({ ...base, id: s.kind, form: 'spec', schema: s.specSchema, prefix: 'spec' });
     }
@@ -142,7 +142,7 @@ function renderAdd(ctx: Context, deps: UiDeps, user: UiUser | null, kinds: AddKi
     .map(([, message]) => message);
   const summary = [state.refusal, ...other].filter(Boolean).join(' ');
   const csrf = user ? user.csrfToken : anonymousFormToken(ctx, deps.kernel.secrets);
-  const multipart = kind.form === 'upload' || kind.form === 'openapi-file';
+  const multipart = kind.form === 'upload' || kind.form === 'spec-file';
   const action = `/add?kind=${encodeURIComponent(kind.id)}${multipart ? `&_csrf=${encodeURIComponent(csrf)}` : ''}`;
   const data = { kinds, kind, fields, libraryFields, csrf, action, multipart, signedOut: !user, summary, fieldProblems };
   // An htmx post swaps the answer in only on 2xx: a form with its errors is a 200 there.
@@ -218,7 +218,7 @@ interface Added {
 async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormState): Promise<Added> {
   const { kernel, service, jobs, access } = deps;
   const what = `Adding a library (${kind.title})`;
-  if (kind.form === 'upload' || kind.form === 'git-url') await access.requirePermission(ctx, 'parse', what);
+  if (kind.form === 'upload' || kind.form === 'address') await access.requirePermission(ctx, 'parse', what);
   else await access.requireAdmin(ctx, what);
   access.requireLicence(what);
   if (kind.form === 'upload') {
@@ -229,7 +229,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
       state.values = { ...(ctx.state.uploadFields as Record<string, string> | undefined) };
     }
   }
-  if (kind.form === 'openapi-file') {
+  if (kind.form === 'spec-file') {
     await service.specUploadSource();
     const added = await addUploadedSpec(ctx, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }, (upload) => {
       state.values = upload.title ? { libraryTitle: upload.title } : {};
@@ -242,7 +242,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
   state.values = keptValues(kind.schema, kind.prefix, form);
   const read = readSchemaForm(kind.schema, kind.prefix, form);
   for (const key of kind.omit) delete read.value[key];
-  if (kind.form === 'git-url') {
+  if (kind.form === 'address') {
     if (!read.value.url) state.errors = { url: 'Required.' };
     else {
       const answer = await parseRepository(kernel, service, jobs, String(read.value.url));
