@@ -105,6 +105,115 @@ export interface SourceDefinition<S extends JsonSchema = JsonSchema, D extends D
    * (git: public or private by its token). Without it: `private_sources`.
    */
   policyCategory?: PolicyCategory | { categories: readonly PolicyCategory[]; of(spec: Record<string, unknown>): PolicyCategory };
+  /**
+   * How `refdesk add <target>` names this source's libraries beyond `--source <kind> --spec`:
+   * prefixes (`npm:zod`), non-URL targets it takes (local paths, `git@host:path`), URL schemes
+   * besides http(s), flags and environment variables that fill spec fields, and the spec a target
+   * gives. A URL target's kind is guessed by `matchUrl`. See CliTargetDeclaration.
+   */
+  cliTarget?: CliTargetDeclaration;
+  /**
+   * Fields POST /api/v1/refresh accepts for its libraries beside `libraryName`, each setting one
+   * spec field for the new build (git: `branch`, and `gitToken` into the spec's `token`). A key
+   * or an admin may send them; an anonymous refresh may not. Another source's library refuses them.
+   */
+  refreshFields?: readonly RefreshField[];
+  /**
+   * Adding a library by its address alone (POST /api/parse {url}, and the web UI's form for
+   * signed-out visitors while the anonymous `parse` permission is On): the first loaded source
+   * declaring it serves them. git declares it for repository addresses.
+   */
+  parseAddress?: ParseAddressDeclaration;
+  /**
+   * Adding a library by uploading its specification file (POST /api/v2/add/openapi-upload, and
+   * the web UI's file form for admins): the first loaded source declaring it serves them; the
+   * saved file's path goes in `specField`. openapi declares it for OpenAPI/Swagger documents.
+   */
+  specUpload?: SpecUploadDeclaration;
+}
+
+/** See SourceDefinition.parseAddress. */
+export interface ParseAddressDeclaration {
+  /** The address field's label and help in the web UI. */
+  title: string;
+  description: string;
+  /**
+   * Checks the address's form only (reaching it is the job's concern) and gives the library ID
+   * and spec. Throw RefdeskError('invalid_request', ...) naming the field "url" for a bad address.
+   * `allowHttpHosts`: hosts the operator lets be reached over http (the config's parse.allowHttpHosts).
+   */
+  parse(raw: string, opts: { allowHttpHosts: readonly string[] }): { url: string; id: string; spec: Record<string, unknown> };
+}
+
+/** See SourceDefinition.specUpload. */
+export interface SpecUploadDeclaration {
+  /** The spec field the saved file's server path goes in; the by-spec form leaves it out. */
+  specField: string;
+  /** Titles of the web UI's file form and of the source's by-spec form beside it. */
+  fileTitle: string;
+  fileDescription: string;
+  specFormTitle?: string;
+  /** Throws RefdeskError('invalid_request', ...) naming `fileName` unless the file at `path` is such a document. */
+  check(path: string, fileName: string): Promise<void>;
+}
+
+/** One value `refdesk add` puts in a spec field: from a `--<flag>` (argv) or an environment variable (secrets: env only). */
+export interface CliTargetField {
+  /** The spec field it sets. */
+  specField: string;
+  /** `--<flag> <value>` (lower-case letters, digits and `-`); a secret has none (argv is readable by others). */
+  flag?: string;
+  /** An environment variable holding it (read when the flag is not given). */
+  env?: string;
+  /** One line for `refdesk --help`. */
+  description?: string;
+}
+
+/** What `refdesk add <target>` hands a source's toSpec. */
+export interface CliTargetInput {
+  /** The kind chosen (the source's own, or another that spreads this declaration). */
+  kind: string;
+  /** The target as typed. */
+  target: string;
+  /** The target without a declared prefix (`npm:zod` gives `zod`); else the target. */
+  rest: string;
+  /** The target parsed as a URL, when it is one (`scheme://...`). */
+  url: URL | null;
+  /** The declared fields' values that were given (flag, else environment), by spec field. */
+  values: Readonly<Record<string, string>>;
+  /** `--name`, when given. */
+  name?: string;
+}
+
+/** See SourceDefinition.cliTarget. */
+export interface CliTargetDeclaration {
+  /** `<prefix>:<rest>` targets that are this source's (`npm` for `npm:zod`). */
+  prefixes?: readonly string[];
+  /**
+   * How well a target that is neither a URL nor prefixed fits (as matchUrl: false/0 not at all,
+   * the highest score wins): 40 git's `user@host:path`, 1 upload's local path (the fallback).
+   */
+  matchTarget?(target: string): number | boolean;
+  /** URL schemes besides http(s) it takes, e.g. `['ssh:', 'git+ssh:', 'file:']`. */
+  urlSchemes?: readonly string[];
+  /** Values from flags and environment variables (see CliTargetField). */
+  fields?: readonly CliTargetField[];
+  /**
+   * The spec of a target (and a library name, for sources named by `--name`). Throw
+   * RefdeskError('invalid_request'|'invalid_source', ...) naming what to give. Without it, a
+   * URL target gives `{ url, ...values }`.
+   */
+  toSpec?(input: CliTargetInput): { spec: Record<string, unknown>; name?: string };
+}
+
+/** One field of POST /api/v1/refresh a source accepts (see SourceDefinition.refreshFields). */
+export interface RefreshField {
+  /** The body's field, e.g. `gitToken`. */
+  field: string;
+  /** The spec field it sets, e.g. `token`. */
+  specField: string;
+  /** Its longest value (default 500). */
+  maxLength?: number;
 }
 
 /**

@@ -16,7 +16,7 @@
  *   `fetchWithRetry`, `excerpt`, `createRedactor`; for chunkers: `citeOriginalLines`, `originalLine`.
  */
 export { definePlugin, defineSource, defineChunker, defineEmbedder, defineReranker, defineLlm, defineStore } from './define.ts';
-export type { AddRouteBody, AddRouteDeclaration, AddRouteResult, AnyDefinition, Definition, JsonSchema, OptionsOf, Plugin, PolicyCategory, Role, RoleTypes, SourceDefinition, SpecOf, TypedSource, TypedSourceContext } from './define.ts';
+export type { AddRouteBody, AddRouteDeclaration, AddRouteResult, AnyDefinition, CliTargetDeclaration, CliTargetField, CliTargetInput, RefreshField, ParseAddressDeclaration, SpecUploadDeclaration, Definition, JsonSchema, OptionsOf, Plugin, PolicyCategory, Role, RoleTypes, SourceDefinition, SpecOf, TypedSource, TypedSourceContext } from './define.ts';
 export { POLICY_CATEGORIES, DEFAULT_POLICY_CATEGORY } from './define.ts';
 export { urlAddRoute } from './add-route.ts';
 export { Type, type Static, type TSchema } from '@sinclair/typebox';

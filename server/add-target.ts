@@ -1,16 +1,15 @@
 /**
- * What `refdesk add <target>` means: a local folder, file or archive (the upload source), a
- * package (`npm:zod`, `pypi:requests`, `packages:name`), or a URL, whose kind is the loaded
- * source whose `matchUrl` scores it highest (SourceDefinition.matchUrl: git hosts and `.git`,
- * `llms.txt`, OpenAPI/Swagger documents, Confluence sites, and the website as the generic
- * fallback, each by its own plugin's declaration). `--source <kind>` overrides the guess. Secrets
- * come from environment variables only (never argv, which other users of the machine can read).
+ * What `refdesk add <target>` means, read from the config's sources only: a URL's kind is the
+ * source whose `matchUrl` scores it highest (git hosts and `.git`, `llms.txt`, OpenAPI/Swagger
+ * documents, Confluence sites, the website as the generic fallback); a `<prefix>:<rest>` target
+ * is the source declaring that prefix (`npm:zod`); any other target is the source whose
+ * `cliTarget.matchTarget` scores it highest (git's `git@host:path`, upload's local paths). The
+ * chosen source's `cliTarget` turns the target, its declared flags and environment variables into
+ * the spec (SourceDefinition.cliTarget). `--source <kind>` overrides the guess. Secrets come from
+ * environment variables only (never argv, which other users of the machine can read).
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { RefdeskError } from '../core/errors.ts';
-import { gitRepositoryUrl } from '../core/git-url.ts';
-import { slugifyLibraryName } from '../core/library-id.ts';
 import type { SourceDefinition } from '../core/define.ts';
 import { loadConfig } from '../core/config.ts';
 
@@ -24,22 +23,23 @@ export interface AddTarget {
   name?: string;
   /** A full library ID, when the user gave one. */
   id?: string;
+  /** The source is added by sending files (SourceDefinition.addPayload 'files'): `spec.path` names them. */
+  files?: true;
 }
 
 export interface AddTargetOptions {
   source?: string;
   name?: string;
   id?: string;
-  branch?: string;
-  space?: string;
-  email?: string;
+  /** The values of the flags the loaded sources declare (CliTargetField.flag), by flag name. */
+  flags?: Readonly<Record<string, string | undefined>>;
   /** `--spec`: the source's spec as JSON, or `@file` holding it (for secret fields: keep them off argv). */
   spec?: string;
   env: NodeJS.ProcessEnv;
   /** Reads `--spec @file` (default: the file system). */
   readFile?: (path: string) => string;
-  /** The loaded sources whose URL matches guess a URL's kind (needed for a URL without `--source`). */
-  sources?: readonly UrlMatcher[];
+  /** The loaded sources: their URL matches and CLI forms (SourceDefinition.cliTarget) read the target. */
+  sources?: readonly CliSource[];
 }
 
 /** The kind of the source that scores the URL highest (the first in config order on a tie); null when none takes it. */
@@ -87,32 +87,65 @@ export function specAddTarget(opts: AddTargetOptions & { spec: string }): AddTar
   return { source: opts.source, spec: spec as Record<string, unknown>, ...(opts.id ? { id: opts.id } : {}), ...(opts.name ? { name: opts.name } : {}) };
 }
 
+/** What `refdesk add <target>` reads of a source definition. */
+export type CliSource = Pick<SourceDefinition, 'kind' | 'matchUrl' | 'cliTarget' | 'addPayload'>;
+
+/** The kind whose declared matchTarget scores a non-URL target highest (the first in config order on a tie). */
+function guessTargetSource(target: string, sources: readonly CliSource[]): string | null {
+  let best: { kind: string; score: number } | null = null;
+  for (const s of sources) {
+    const m = s.cliTarget?.matchTarget?.(target);
+    const score = m === true ? 1 : typeof m === 'number' && Number.isFinite(m) ? m : 0;
+    if (score > 0 && (!best || score > best.score)) best = { kind: s.kind, score };
+  }
+  return best?.kind ?? null;
+}
+
+/**
+ * The `--<flag>` options the loaded sources declare for `refdesk add` (CliTargetField.flag), for
+ * the command line's parser. A flag the command itself has, or one two sources declare for
+ * different spec fields, is the same option: its value goes to whichever source is chosen.
+ */
+export function declaredAddFlags(sources: readonly CliSource[], taken: readonly string[]): string[] {
+  const flags = new Set<string>();
+  for (const s of sources) {
+    for (const f of s.cliTarget?.fields ?? []) {
+      if (!f.flag) continue;
+      if (!/^[a-z][a-z0-9-]{0,40}$/.test(f.flag)) throw new RefdeskError('config_error', `source "${s.kind}": its refdesk add flag "--${f.flag.slice(0, 60)}" must be lower-case letters, digits and "-".`);
+      if (taken.includes(f.flag)) throw new RefdeskError('config_error', `source "${s.kind}": its refdesk add flag "--${f.flag}" is one of the command's own options; name it otherwise.`);
+      flags.add(f.flag);
+    }
+  }
+  return [...flags];
+}
+
 export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTarget {
   if (opts.spec !== undefined) {
     if (target) throw new RefdeskError('invalid_request', 'add --spec: give the spec or a target, not both.');
     return specAddTarget({ ...opts, spec: opts.spec });
   }
   if (!target) throw new RefdeskError('invalid_request', 'add: give a folder, a file, an archive, a URL or npm:/pypi:<package>.');
-  const pkg = /^(npm|pypi|packages):(.+)$/.exec(target);
+  const sources = opts.sources ?? [];
+  // `<prefix>:<rest>`, a prefix a loaded source declares (npm:zod)
+  const colon = target.indexOf(':');
+  const prefixed = colon > 0 && colon < target.length - 1 ? sources.find((s) => s.cliTarget?.prefixes?.includes(target.slice(0, colon))) : undefined;
   let source = opts.source;
   let url: URL | null = null;
-  if (!pkg && isUrlTarget(target)) {
+  if (!prefixed && isUrlTarget(target)) {
     try {
       url = new URL(target);
     } catch {
       throw new RefdeskError('invalid_request', `add: "${target.slice(0, 80)}" is not a valid URL.`);
     }
   }
-  const scpLike = !pkg && !url && /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:(?!\/\/)./.test(target) && !existsSync(resolve(target));
   if (!source) {
-    if (pkg) source = pkg[1];
-    else if (url) source = guessUrlSource(url, opts.sources ?? []) ?? undefined;
-    else if (scpLike) source = 'git';
-    else source = 'upload';
+    if (prefixed) source = prefixed.kind;
+    else if (url) source = guessUrlSource(url, sources) ?? undefined;
+    else source = guessTargetSource(target, sources) ?? undefined;
   }
+  const def = source ? sources.find((s) => s.kind === source) : undefined;
   if (url && url.protocol !== 'http:' && url.protocol !== 'https:') {
-    const gitScheme = source === 'git' && ['ssh:', 'git+ssh:', 'file:'].includes(url.protocol);
-    if (!gitScheme) {
+    if (!def?.cliTarget?.urlSchemes?.includes(url.protocol)) {
       throw new RefdeskError(
         'invalid_request',
         url.protocol === 'file:'
@@ -122,36 +155,23 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
     }
   }
   if (!source) {
-    const kinds = (opts.sources ?? []).map((s) => s.kind);
-    throw new RefdeskError('invalid_request', `add: no source of this server's config recognises ${url!.host.slice(0, 80) || 'this URL'}; name one with --source <kind> (sources: ${kinds.join(', ') || 'none'}).`);
+    const kinds = sources.map((s) => s.kind);
+    const what = url ? url.host.slice(0, 80) || 'this URL' : `"${target.slice(0, 80)}"`;
+    throw new RefdeskError('invalid_request', `add: no source of this server's config recognises ${what}; name one with --source <kind> (sources: ${kinds.join(', ') || 'none'}).`);
   }
   const base = { ...(opts.id ? { id: opts.id } : {}), ...(opts.name ? { name: opts.name } : {}) };
-  switch (source) {
-    case 'upload': {
-      const path = resolve(target);
-      if (!existsSync(path)) throw new RefdeskError('invalid_source', `add: ${target} does not exist (give a folder, a file, an archive, a URL or npm:/pypi:<package>).`);
-      return { source, spec: { path }, name: opts.name ?? slugifyLibraryName(basename(path).replace(/\.(zip|tar\.gz|tgz|md|mdx|txt)$/i, '')), ...(opts.id ? { id: opts.id } : {}) };
-    }
-    case 'npm':
-    case 'pypi':
-    case 'packages':
-      return { source, spec: { name: pkg ? pkg[2] : target }, ...base };
-    case 'git': {
-      gitRepositoryUrl(target); // refused here, before anything is sent, when it is not a repository
-      const token = opts.env.REFDESK_GIT_TOKEN;
-      return { source, spec: { url: target, ...(opts.branch ? { branch: opts.branch } : {}), ...(token ? { token } : {}) }, ...base };
-    }
-    case 'confluence': {
-      if (!url) throw new RefdeskError('invalid_request', 'add --source confluence: give the site URL, e.g. https://acme.atlassian.net.');
-      if (!opts.space) throw new RefdeskError('invalid_request', 'add --source confluence: give the space key with --space KEY.');
-      const spec: Record<string, unknown> = { siteUrl: url.origin, spaceKey: opts.space };
-      if (opts.env.CONFLUENCE_PAT) spec.personalAccessToken = opts.env.CONFLUENCE_PAT;
-      if (opts.env.CONFLUENCE_API_TOKEN) spec.apiToken = opts.env.CONFLUENCE_API_TOKEN;
-      if (opts.email) spec.email = opts.email;
-      return { source, spec, ...base };
-    }
-    default:
-      if (!url) throw new RefdeskError('invalid_request', `add --source ${source}: give a URL.`);
-      return { source, spec: { url: target }, ...base };
+  const cli = def?.cliTarget;
+  const values: Record<string, string> = {};
+  for (const f of cli?.fields ?? []) {
+    const v = (f.flag ? opts.flags?.[f.flag] : undefined) ?? (f.env ? opts.env[f.env] : undefined);
+    if (v) values[f.specField] = v;
   }
+  const files = def?.addPayload === 'files' ? { files: true as const } : {};
+  if (cli?.toSpec) {
+    const rest = prefixed && cli.prefixes?.includes(target.slice(0, colon)) ? target.slice(colon + 1) : target;
+    const made = cli.toSpec({ kind: source, target, rest, url, values, ...(opts.name ? { name: opts.name } : {}) });
+    return { source, spec: made.spec, ...base, ...(made.name ? { name: made.name } : {}), ...files };
+  }
+  if (!url) throw new RefdeskError('invalid_request', `add --source ${source}: give a URL.`);
+  return { source, spec: { url: target, ...values }, ...base, ...files };
 }

@@ -23,7 +23,7 @@ import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
 import type { ProcessSettings } from './env.ts';
 import { describeStartupError } from './startup-error.ts';
-import { configSources, isUrlTarget, resolveAddTarget, type AddTarget } from './add-target.ts';
+import { configSources, declaredAddFlags, resolveAddTarget, type AddTarget, type CliSource } from './add-target.ts';
 import { prepareDataDir, readDataLock } from '../core/data-lock.ts';
 
 const USAGE = `Usage: refdesk <command> [options]
@@ -118,18 +118,18 @@ function ingestOutput(settings: ProcessSettings) {
   };
 }
 
-async function cmdAdd(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>): Promise<number> {
+/**
+ * `refdesk add`: what the target means comes from the config's sources (their URL matches and
+ * CLI forms: prefixes, local paths, flags and environment variables, SourceDefinition.cliTarget).
+ */
+async function cmdAdd(settings: ProcessSettings, positionals: string[], values: Record<string, unknown>, sources?: readonly CliSource[]): Promise<number> {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
-  // A URL's kind is guessed among the config's sources (their matchUrl), loaded for that only.
-  const guessAmong = !str('source') && isUrlTarget(positionals[0] ?? '') ? await configSources(settings.configFile) : undefined;
   const t = resolveAddTarget(positionals[0] ?? '', {
-    sources: guessAmong,
+    sources: sources ?? (await configSources(settings.configFile)),
     source: str('source'),
     name: str('name'),
     id: str('id'),
-    branch: str('branch'),
-    space: str('space'),
-    email: str('email'),
+    flags: Object.fromEntries(Object.keys(values).map((k) => [k, str(k)])),
     spec: str('spec'),
     env: process.env,
   });
@@ -138,9 +138,9 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
 
   const lock = await readDataLock(settings.dataDir);
   if (lock && lock.mode === 'server' && lock.port) {
-    const what = t.source === 'upload' ? 'the documents' : 'the request';
+    const what = t.files ? 'the documents' : 'the request';
     process.stderr.write(`A Refdesk server (pid ${lock.pid}) is using ${settings.dataDir}; sending ${what} to it on port ${lock.port}.\n`);
-    if (t.source === 'upload') return addThroughServer(settings, lock.port, String(t.spec.path), t.name!, title, description);
+    if (t.files) return addThroughServer(settings, lock.port, String(t.spec.path), t.name!, title, description);
     return addSourceThroughServer(settings, lock.port, t, title, description);
   }
 
@@ -150,7 +150,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   try {
     const { withDerivedId } = await import('./api/derive-id.ts');
     const { library, job } = await addLibrary(kernel, withDerivedId(kernel, { ...t, title, description }));
-    process.stderr.write(`Indexing ${t.source === 'upload' ? String(t.spec.path) : (positionals[0] ?? `the ${t.source} spec`)} as ${library.id}\n`);
+    process.stderr.write(`Indexing ${t.files ? String(t.spec.path) : (positionals[0] ?? `the ${t.source} spec`)} as ${library.id}\n`);
     const done = await runIngestJob(kernel, job.id, { onProgress: (p) => output.progress(p) });
     output.finish();
     if (done.state !== 'succeeded') {
@@ -441,31 +441,33 @@ async function dispatch(argv: string[]): Promise<number> {
   if (argv[0] === 'license' || argv[0] === 'licence') return (await import('./licence-cli.ts')).runLicenceCommand(argv.slice(1), process.env);
   if (argv[0] === 'db') return (await import('./cli-db.ts')).runDbCommand(argv.slice(1), process.env);
   if (argv[0] === 'migrate-store') return (await import('./cli-migrate-store.ts')).runMigrateStoreCommand(argv.slice(1), process.env);
+  const options = {
+    name: { type: 'string' },
+    id: { type: 'string' },
+    source: { type: 'string' },
+    spec: { type: 'string' },
+    title: { type: 'string' },
+    description: { type: 'string' },
+    json: { type: 'boolean' },
+    tokens: { type: 'string' },
+    fast: { type: 'boolean' },
+    plan: { type: 'string' },
+    role: { type: 'string' },
+    out: { type: 'string' },
+    from: { type: 'string' },
+    'include-secret-key': { type: 'boolean' },
+    force: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  } as const;
+  // `refdesk add`: the flags the config's sources declare (cliTarget fields, e.g. git's --branch) are options too.
+  const addCommand = !argv.some((a) => a === '--help' || a === '-h') && parseArgs({ args: argv, allowPositionals: true, strict: false, options }).positionals[0] === 'add';
+  const addSources = addCommand ? await configSources((await import('./env.ts')).readSettings().configFile) : undefined;
+  const declared = addSources ? declaredAddFlags(addSources, Object.keys(options)) : [];
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: {
-      name: { type: 'string' },
-      id: { type: 'string' },
-      source: { type: 'string' },
-      spec: { type: 'string' },
-      branch: { type: 'string' },
-      space: { type: 'string' },
-      email: { type: 'string' },
-      title: { type: 'string' },
-      description: { type: 'string' },
-      json: { type: 'boolean' },
-      tokens: { type: 'string' },
-      fast: { type: 'boolean' },
-      plan: { type: 'string' },
-      role: { type: 'string' },
-      out: { type: 'string' },
-      from: { type: 'string' },
-      'include-secret-key': { type: 'boolean' },
-      force: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: { ...options, ...Object.fromEntries(declared.map((f) => [f, { type: 'string' as const }])) },
   });
   const [command, ...rest] = positionals;
   if (values.help || !command) {
@@ -478,7 +480,7 @@ async function dispatch(argv: string[]): Promise<number> {
       await import('./main.ts');
       return -1;
     case 'add':
-      return cmdAdd(settings, rest, values);
+      return cmdAdd(settings, rest, values, addSources);
     case 'libraries':
       return cmdLibraries(settings);
     case 'search':

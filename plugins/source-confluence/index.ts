@@ -1,6 +1,7 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { confluenceAddRoutes, matchConfluenceUrl } from './add-route.ts';
+import { confluenceCliTarget } from './cli-target.ts';
 import { ConfluenceSource } from './confluence-source.ts';
 import { confluenceOptionsSchema, confluenceSpecSchema } from './schema.ts';
 import { deriveConfluenceId } from './spec.ts';
@@ -23,6 +24,7 @@ export default definePlugin({
       addRoutes: confluenceAddRoutes,
       matchUrl: matchConfluenceUrl,
       policyCategory: 'confluence',
+      cliTarget: confluenceCliTarget,
       create(options, deps) {
         return new ConfluenceSource(options, deps);
       },

@@ -1,7 +1,9 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { gitAddRoutes, gitPolicyCategory, matchGitUrl } from './add-route.ts';
+import { gitCliTarget, gitRefreshFields } from './cli-target.ts';
 import { GitSource } from './git-source.ts';
+import { gitParseAddress } from './parse-address.ts';
 import { deriveGitLibraryId } from './git-url.ts';
 import { gitOptionsSchema, gitSpecSchema } from './schema.ts';
 
@@ -21,6 +23,9 @@ export default definePlugin({
       addRoutes: gitAddRoutes,
       matchUrl: matchGitUrl,
       policyCategory: gitPolicyCategory,
+      cliTarget: gitCliTarget,
+      refreshFields: gitRefreshFields,
+      parseAddress: gitParseAddress,
       deps: { policy: Tokens.NetworkPolicy, logger: Tokens.Logger, fetch: Tokens.Fetch, credentials: Tokens.GitCredentials },
       create(options, deps) {
         return new GitSource(options, deps);

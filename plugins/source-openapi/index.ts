@@ -6,6 +6,7 @@ import { deriveOpenApiId } from './derive-id.ts';
 import { OperationChunker } from './operation-chunker.ts';
 import { openApiOptionsSchema, openApiSpecSchema } from './options.ts';
 import { OpenApiSource } from './openapi-source.ts';
+import { openApiSpecUpload } from './spec-upload.ts';
 
 export default definePlugin({
   name: '@refdesk/source-openapi',
@@ -24,6 +25,7 @@ export default definePlugin({
       addRoutes: openApiAddRoutes,
       matchUrl: matchOpenApiUrl,
       policyCategory: openApiPolicyCategory,
+      specUpload: openApiSpecUpload,
       create(options, deps) {
         return new OpenApiSource(options, deps);
       },

@@ -1,5 +1,6 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
+import { packageCliTarget } from './cli-target.ts';
 import { deriveNpmId, derivePypiId } from './names.ts';
 import { NpmSource } from './npm-source.ts';
 import { PypiSource } from './pypi-source.ts';
@@ -21,6 +22,7 @@ export default definePlugin({
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: deriveNpmId,
       policyCategory: 'packages',
+      cliTarget: packageCliTarget('npm'),
       create(options, deps) {
         return new NpmSource(options, deps);
       },
@@ -35,6 +37,7 @@ export default definePlugin({
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: derivePypiId,
       policyCategory: 'packages',
+      cliTarget: packageCliTarget('pypi'),
       create(options, deps) {
         return new PypiSource(options, deps);
       },
@@ -49,6 +52,7 @@ export default definePlugin({
       deps: { fetch: Tokens.Fetch, policy: Tokens.NetworkPolicy },
       deriveId: (spec) => `/packages/${String(spec.name)}`,
       policyCategory: 'packages',
+      cliTarget: packageCliTarget('packages'),
       create(options, deps) {
         return new PackagesSource(options, deps);
       },

@@ -1,6 +1,7 @@
 import { definePlugin, defineSource } from '../../core/define.ts';
 import { Tokens } from '../../core/di-tokens.ts';
 import { uploadOptionsSchema, uploadSpecSchema } from './schema.ts';
+import { uploadCliTarget } from './cli-target.ts';
 import { UploadSource } from './upload-source.ts';
 
 export default definePlugin({
@@ -13,6 +14,7 @@ export default definePlugin({
       title: 'Uploaded files or archive',
       addPayload: 'files',
       policyCategory: 'uploaded_files',
+      cliTarget: uploadCliTarget,
       idPrefix: 'docs',
       description: 'A local folder, a documentation file, or a .zip / .tar.gz / .tgz archive becomes a /docs/<name> library.',
       options: uploadOptionsSchema,

@@ -37,7 +37,7 @@ import { libraryIdForSpec, withDerivedId } from './derive-id.ts';
 import { validate } from '../../core/validate.ts';
 import { builtinPlugin } from '../../core/config.ts';
 import type { SourceEntry } from '../../core/kernel.ts';
-import { SPEC_FILE_UPLOAD, checkOpenApiUpload } from './openapi-upload.ts';
+import { capableSource, type Capable } from '../source-capabilities.ts';
 import { KERNEL_VERSION } from '../../core/version.ts';
 
 export type { Principal, HeaderBag } from './auth.ts';
@@ -212,7 +212,7 @@ export class ApiService {
     const target = formatLibraryId(library.id, version);
     const reason = newest.error?.message ?? 'the build did not finish.';
     const retry =
-      rawUploadOf(this.kernel.env.dataDir, library.source) || library.source.kind === 'upload'
+      rawUploadOf(this.kernel.env.dataDir, library.source) || this.kernel.sources.get(library.source.kind)?.def.addPayload === 'files'
         ? 'upload the documentation again (refdesk add <folder> --name <name>) to retry'
         : `add the same source again or refresh it (POST /api/v1/refresh {"libraryName": "${target}"}) to retry`;
     const code = newest.error?.code;
@@ -353,16 +353,27 @@ export class ApiService {
     return this.addOpenApiUpload(input);
   }
 
+  /**
+   * The source specification-file uploads add to (SourceDefinition.specUpload, openapi's in the
+   * default distribution): 400 source_not_enabled when no loaded source declares it.
+   */
+  async specUploadSource(): Promise<Capable<'specUpload'>> {
+    const source = await capableSource(this.kernel, 'specUpload');
+    if (!source) throw new RefdeskError('source_not_enabled', 'No source of this server takes specification files (a source declaring specUpload, e.g. "- use: source-openapi").');
+    this.ensureSourceEnabled(source.kind);
+    return source;
+  }
+
   /** An uploaded specification file, once the caller may add libraries (a key, or an admin session in the web UI). */
   async addOpenApiUpload(input: { path: string; fileName: string; title?: string; force?: boolean }): Promise<AddResponse> {
-    this.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
-    await checkOpenApiUpload(input.path, input.fileName);
+    const { kind, def } = await this.specUploadSource();
+    const { specField } = def.specUpload;
+    await def.specUpload.check(input.path, input.fileName);
     const base = input.title?.trim() || input.fileName.replace(/\.(json|ya?ml)$/i, '');
     const name = slugifyLibraryName(base);
     if (!name) throw new RefdeskError('invalid_request', 'Give the upload a "libraryTitle" (or a file name) with letters or digits; it names the library.');
     validateLibraryName(name);
-    const { kind, specField } = SPEC_FILE_UPLOAD;
-    const id = parseLibraryId(`/${this.kernel.sources.get(kind)!.def.idPrefix ?? kind}/${name}`).id;
+    const id = parseLibraryId(`/${def.idPrefix ?? kind}/${name}`).id;
     // A new file: queued even when a job is pending (that job then reads this file too).
     if (!input.force) await this.refuseExisting(id, ' Send force=true to replace its specification.');
     return this.queueAdd({ source: kind, id, spec: { [specField]: input.path }, title: input.title?.trim() || undefined }, `Queued ${id} from the uploaded specification`);
@@ -414,28 +425,39 @@ export class ApiService {
   }
 
   /**
-   * POST /api/v1/refresh {libraryName, branch?, gitToken?}: queues a new build from the library's
-   * source. The route decides who may (a key, an admin session, or anyone when anonymous refresh
-   * is On); an anonymous caller may not change the library's branch or token.
+   * POST /api/v1/refresh {libraryName, ...}: queues a new build from the library's source. The
+   * fields beside `libraryName` are the ones the loaded sources declare (refreshFields, e.g. git's
+   * `branch` and `gitToken`), each for its own source's libraries. The route decides who may (a
+   * key, an admin session, or anyone when anonymous refresh is On); an anonymous caller may not
+   * send those fields (the library is rebuilt as it is).
    */
   async refreshFor(caller: { kind: 'anonymous' | 'key' | 'session' }, rawBody: unknown): Promise<{ message: string; libraryName: string; jobId: string }> {
     const body = objectBody(rawBody);
-    onlyFields(body, ['libraryName', 'branch', 'gitToken']);
-    if (caller.kind === 'anonymous' && (body.branch !== undefined || body.gitToken !== undefined)) {
-      throw new RefdeskError('forbidden', 'Changing a library\'s "branch" or "gitToken" needs an API key or an admin; anonymous refresh rebuilds the library as it is (send only "libraryName").');
+    const declared = [...this.kernel.sources.values()].flatMap((e) => (e.def.refreshFields ?? []).map((f) => ({ ...f, kind: e.kind })));
+    const names = [...new Set(declared.map((f) => f.field))];
+    onlyFields(body, ['libraryName', ...names]);
+    const sent = names.filter((n) => body[n] !== undefined);
+    if (caller.kind === 'anonymous' && sent.length) {
+      throw new RefdeskError('forbidden', `Changing a library's ${quotedList(names, 'or')} needs an API key or an admin; anonymous refresh rebuilds the library as it is (send only "libraryName").`);
     }
     const libraryName = requiredString(body, 'libraryName');
     const parsed = await resolveLibraryId(this.kernel.store, libraryName);
-    const branch = optionalString(body, 'branch', 250);
-    const gitToken = optionalString(body, 'gitToken', 1000);
+    const given = new Map<string, string>();
+    for (const f of declared) {
+      const v = given.has(f.field) ? undefined : optionalString(body, f.field, f.maxLength ?? 500);
+      if (v !== undefined) given.set(f.field, v);
+    }
     const library = await this.visibleLibrary(parsed.id, parsed.version);
     if (!library) {
       throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryName, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const kind = library.source.kind;
     this.ensureSourceEnabled(kind);
-    if ((branch !== undefined || gitToken !== undefined) && kind !== 'git') {
-      throw new RefdeskError('invalid_request', `"branch" and "gitToken" apply to git libraries only; ${library.id} comes from a ${kind} source.`);
+    const own = declared.filter((f) => f.kind === kind);
+    const foreign = sent.find((n) => !own.some((f) => f.field === n));
+    if (foreign !== undefined) {
+      const owner = declared.find((f) => f.field === foreign)!.kind;
+      throw new RefdeskError('invalid_request', `${quotedList(declared.filter((f) => f.kind === owner).map((f) => f.field), 'and')} apply to ${owner} libraries only; ${library.id} comes from a ${kind} source.`);
     }
     const running = (await this.kernel.store.listJobs({ libraryId: library.id, limit: 20 })).find(
       (j) => j.version === parsed.version && (j.state === 'queued' || j.state === 'running'),
@@ -453,10 +475,11 @@ export class ApiService {
     if (raw && !existsSync(raw)) {
       throw new RefdeskError(
         'upload_required',
-        `Library ${library.id} was built from an uploaded file, which is not kept once its build has ended: re-upload to refresh (send the file again${kind === 'upload' ? ' with refdesk add <folder> --name <name>' : ' to POST /api/v2/add/openapi-upload with force=true'}).`,
+        `Library ${library.id} was built from an uploaded file, which is not kept once its build has ended: re-upload to refresh (send the file again${this.kernel.sources.get(kind)!.def.addPayload === 'files' ? ' with refdesk add <folder> --name <name>' : ' to POST /api/v2/add/openapi-upload with force=true'}).`,
       );
     }
-    const spec = { ...library.source.spec, ...(branch ? { branch } : {}), ...(gitToken ? { token: gitToken } : {}) };
+    const spec = { ...library.source.spec };
+    for (const f of own) if (given.get(f.field)) spec[f.specField] = given.get(f.field);
     const { job } = await addLibrary(this.kernel, { source: kind, id, spec });
     this.jobs.enqueue(job.id);
     return { message: `Refresh of ${id} queued (job ${job.id}); the current documentation is served until the new build is finalized.`, libraryName: library.id, jobId: job.id };
@@ -524,4 +547,10 @@ export function createApiService(kernel: Kernel, jobs: JobRunner, searcher?: Con
   // Policies read from this store place libraries by the categories the loaded sources declare.
   bindSourceCategories(kernel.store, kernel.sources);
   return new ApiService(kernel, jobs, searcher);
+}
+
+/** `"a"`, `"a" and "b"`, `"a", "b" or "c"`. */
+function quotedList(names: readonly string[], last: 'and' | 'or'): string {
+  const q = names.map((n) => `"${n}"`);
+  return q.length > 1 ? `${q.slice(0, -1).join(', ')} ${last} ${q[q.length - 1]}` : (q[0] ?? '');
 }

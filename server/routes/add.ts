@@ -11,14 +11,12 @@ import type { Context } from 'koa';
 import { RefdeskError } from '../../core/errors.ts';
 import type { ApiService } from '../api/service.ts';
 import { aliasAddRoutes, type AliasAddRoute } from '../api/add-requests.ts';
-import { defaultConfigPath, loadConfig } from '../../core/config.ts';
-import type { SourceDefinition } from '../../core/define.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
 import { pumpMultipart, readJsonBody } from '../body.ts';
 import type { Access } from '../access.ts';
 import { queuedJobAnswer } from '../job-access.ts';
-import { SPEC_FILE_UPLOAD } from '../api/openapi-upload.ts';
+import { defaultSources } from '../source-capabilities.ts';
 
 /**
  * POST /api/v2/add/source/{kind} (any source: the body is its spec), the alias routes the loaded
@@ -51,7 +49,7 @@ export function addRoutes(service: ApiService, opts: { dataDir: string; maxUploa
     const principal = principalOf(ctx);
     requireKey(principal, 'Adding a library');
     opts.access.requireLicence('Adding a library');
-    service.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
+    await service.specUploadSource(); // 400 source_not_enabled before the file is received
     ctx.body = await addUploadedSpec(ctx, opts, (upload) => service.addOpenApiUploadFor(principal, upload));
   });
   // A path none of these routes serves, which only a source of the default distribution declares
@@ -70,10 +68,7 @@ let defaults: Promise<Map<string, AliasAddRoute>> | undefined;
 
 /** The alias routes of the default distribution's sources (config/default.yaml), loaded once, when first asked. */
 function defaultAliasRoutes(): Promise<Map<string, AliasAddRoute>> {
-  defaults ??= loadConfig(defaultConfigPath()).then(
-    (loaded) => aliasAddRoutes([...loaded.definitions.get('source')!.values()].map(({ def }) => ({ kind: def.kind, def: def as SourceDefinition }))),
-    () => new Map(), // a default config that cannot load: unknown paths stay 404s
-  );
+  defaults ??= defaultSources().then(aliasAddRoutes, () => new Map()); // a default config that cannot load: unknown paths stay 404s
   return defaults;
 }
 

@@ -1,9 +1,8 @@
 /**
- * POST /api/parse {url}: index a git repository by its address. The address must be https (or
- * http for a host the operator lists in `parse.allowHttpHosts`) on GitHub, GitLab, Bitbucket or
- * any git host, optionally in a web-page form (`.../tree/<ref>/<folder>`, see core/git-url.ts);
- * `file:`, ssh and scp-style addresses are refused here. Only the address's form is checked:
- * reaching the repository is the job's concern, and its log says why when it cannot.
+ * POST /api/parse {url}: index a library by its address alone, through the first loaded source
+ * that declares `parseAddress` (SourceDefinition.parseAddress; git's in the default distribution:
+ * an https git repository address, plugins/source-git/parse-address.ts). Only the address's form
+ * is checked: reaching it is the job's concern, and its log says why when it cannot.
  *
  * 202 {libraryName, libraryId, jobId, state, statusUrl, message}; 409 `already_exists` with the
  * existing `libraryId` (and its running `jobId`, if any); 400 for anything that is not such an
@@ -15,7 +14,7 @@ import { newRouter } from './router.ts';
 import type { Kernel } from '../../core/kernel.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
-import { parseGitRepoUrl } from '../../core/git-url.ts';
+import { capableSource } from '../source-capabilities.ts';
 import { readJsonBody } from '../body.ts';
 import { objectBody, onlyFields, requiredString } from '../api/params.ts';
 import { ApiError } from '../api/api-error.ts';
@@ -24,48 +23,16 @@ import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
 import { jobUrls, queuedJobAnswer } from '../job-access.ts';
 
-/** The source POST /api/parse adds to (the web UI's by-address form for signed-out visitors follows it). */
-export const PARSE_SOURCE_KIND = 'git';
-
-const FORMS = 'Give the https address of a git repository, e.g. https://github.com/owner/repo or https://gitlab.com/group/project/-/tree/main/docs.';
-
-/** The repository address of a parse request, checked for form only. */
-export function parseRepositoryAddress(raw: string, allowHttpHosts: readonly string[]): { url: string; id: string; provider: string } {
-  const text = raw.trim();
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    const scp = /^([^\s/@]+@)?[^\s/:]+:/.test(text);
-    throw new RefdeskError('invalid_request', scp ? `"url" is an scp-style ssh address (user@host:path), which this endpoint does not take. ${FORMS}` : `"url" is not an absolute URL. ${FORMS}`);
-  }
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch {
-    throw new RefdeskError('invalid_request', `"url" is not an absolute URL. ${FORMS}`);
-  }
-  if (u.protocol === 'http:') {
-    const host = u.hostname.toLowerCase();
-    const hostPort = u.host.toLowerCase();
-    if (!allowHttpHosts.some((h) => h.toLowerCase() === host || h.toLowerCase() === hostPort)) {
-      throw new RefdeskError('invalid_request', `"url" uses http://, which is allowed only for hosts the operator lists in the config's parse.allowHttpHosts (${host} is not one). Use https://.`);
-    }
-  } else if (u.protocol !== 'https:') {
-    throw new RefdeskError('invalid_request', `"url" uses ${u.protocol.slice(0, 20)}//, which this endpoint does not take (file, ssh and git addresses are refused over HTTP). ${FORMS}`);
-  }
-  if (u.username || u.password) throw new RefdeskError('invalid_request', '"url" must not contain credentials; an operator adds private repositories with a token through the add routes or settings.');
-  if (u.search || u.hash) throw new RefdeskError('invalid_request', `"url" must not have a query or fragment. ${FORMS}`);
-  if (u.pathname.split('/').filter(Boolean).length < 2) throw new RefdeskError('invalid_request', `"url" must name a repository (https://host/owner/repo), not a host or an owner. ${FORMS}`);
-  const ref = parseGitRepoUrl(text);
-  return { url: text, id: ref.id, provider: ref.url.provider };
-}
-
 /**
- * Queues the build of the git repository at `rawUrl` (POST /api/parse and the web UI's add form
+ * Queues the build of the library at address `rawUrl` (POST /api/parse and the web UI's add form
  * for signed-out visitors), once the caller's permission was checked: the 202 answer's body.
  */
 export async function parseRepository(kernel: Kernel, service: ApiService, jobs: JobRunner, rawUrl: string): Promise<Record<string, unknown>> {
   const { store } = kernel;
-  const address = parseRepositoryAddress(rawUrl, kernel.config.parse?.allowHttpHosts ?? []);
-  service.ensureSourceEnabled(PARSE_SOURCE_KIND);
+  const source = await capableSource(kernel, 'parseAddress');
+  if (!source) throw new RefdeskError('source_not_enabled', 'No source of this server adds a library by its address (a source declaring parseAddress, e.g. "- use: source-git").');
+  const address = source.def.parseAddress.parse(rawUrl, { allowHttpHosts: kernel.config.parse?.allowHttpHosts ?? [] });
+  service.ensureSourceEnabled(source.kind);
 
   const existing = await store.getLibrary(address.id);
   if (existing) {
@@ -85,7 +52,7 @@ export async function parseRepository(kernel: Kernel, service: ApiService, jobs:
     if (target) throw new ApiError('already_exists', `Library ${address.id} was parsed before and renamed to ${target}.`, { details: { libraryId: target } });
   }
 
-  const { library, job } = await addLibrary(kernel, { source: 'git', id: address.id, spec: { url: address.url, provider: address.provider } });
+  const { library, job } = await addLibrary(kernel, { source: source.kind, id: address.id, spec: address.spec });
   jobs.enqueue(job.id);
   return queuedJobAnswer(store, library.id, job, `Queued ${library.id} from ${address.url.slice(0, 300)} (job ${job.id}); follow it at the statusUrl, or live at the eventsUrl.`);
 }

@@ -24,29 +24,29 @@ test('refdesk add guesses the source of a target; secrets come from the environm
   assert.equal(g('https://acme.atlassian.net/wiki/spaces/ENG'), 'confluence');
   assert.equal(g('https://react.dev/learn'), 'website');
   const env = { REFDESK_GIT_TOKEN: 'ghp_secret', CONFLUENCE_API_TOKEN: 'atl_secret' };
-  assert.deepEqual(resolveAddTarget('npm:@demo/store', { env }), { source: 'npm', spec: { name: '@demo/store' } });
-  assert.deepEqual(resolveAddTarget('pypi:requests', { env }), { source: 'pypi', spec: { name: 'requests' } });
-  assert.deepEqual(resolveAddTarget('https://github.com/a/b', { env, sources, branch: 'main' }), { source: 'git', spec: { url: 'https://github.com/a/b', branch: 'main', token: 'ghp_secret' } });
-  assert.deepEqual(resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources, space: 'ENG', email: 'me@acme.io' }), {
+  assert.deepEqual(resolveAddTarget('npm:@demo/store', { env, sources }), { source: 'npm', spec: { name: '@demo/store' } });
+  assert.deepEqual(resolveAddTarget('pypi:requests', { env, sources }), { source: 'pypi', spec: { name: 'requests' } });
+  assert.deepEqual(resolveAddTarget('https://github.com/a/b', { env, sources, flags: { branch: 'main' } }), { source: 'git', spec: { url: 'https://github.com/a/b', branch: 'main', token: 'ghp_secret' } });
+  assert.deepEqual(resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources, flags: { space: 'ENG', email: 'me@acme.io' } }), {
     source: 'confluence',
     spec: { siteUrl: 'https://acme.atlassian.net', spaceKey: 'ENG', apiToken: 'atl_secret', email: 'me@acme.io' },
   });
   assert.throws(() => resolveAddTarget('https://acme.atlassian.net/wiki', { env, sources }), /--space KEY/);
-  assert.throws(() => resolveAddTarget('./no/such/folder', { env }), /does not exist/);
-  assert.throws(() => resolveAddTarget('', { env }), /give a folder/);
+  assert.throws(() => resolveAddTarget('./no/such/folder', { env, sources }), /does not exist/);
+  assert.throws(() => resolveAddTarget('', { env, sources }), /give a folder/);
 });
 
 test('refdesk add refuses file:// and other non-http(s) URLs at once, naming what to give; local paths stay uploads', () => {
   const env = {};
   assert.throws(() => resolveAddTarget('file:///srv/docs', { env, sources }), (e: Error) => /file:\/\/ URLs are not fetched; give the local path itself \(refdesk add \/srv\/docs\)/.test(e.message));
   assert.throws(() => resolveAddTarget('ftp://example.com/docs', { env, sources }), (e: Error) => /"ftp" URLs are not supported; give an http\(s\) URL/.test(e.message));
-  assert.throws(() => resolveAddTarget('file:///srv/docs', { env, source: 'website' }), /file:\/\/ URLs are not fetched/);
+  assert.throws(() => resolveAddTarget('file:///srv/docs', { env, sources, source: 'website' }), /file:\/\/ URLs are not fetched/);
   assert.throws(() => resolveAddTarget('https://github.com/a/b/issues/1', { env, sources }), /names a page of the repository/);
   // git keeps its own transports (the server decides about file://)
-  assert.deepEqual(resolveAddTarget('git@gitlab.com:group/sub/project.git', { env }), { source: 'git', spec: { url: 'git@gitlab.com:group/sub/project.git' } });
+  assert.deepEqual(resolveAddTarget('git@gitlab.com:group/sub/project.git', { env, sources }), { source: 'git', spec: { url: 'git@gitlab.com:group/sub/project.git' } });
   assert.equal(resolveAddTarget('ssh://git@github.com/a/b.git', { env, sources }).source, 'git');
-  assert.equal(resolveAddTarget('file:///srv/git/a/b.git', { env, source: 'git' }).source, 'git');
-  assert.equal(resolveAddTarget(ROOT, { env }).source, 'upload');
+  assert.equal(resolveAddTarget('file:///srv/git/a/b.git', { env, sources, source: 'git' }).source, 'git');
+  assert.equal(resolveAddTarget(ROOT, { env, sources }).source, 'upload');
 });
 
 test('refdesk add of a git repository at a nested path: /group/sub/project, offline and through a running server', async () => {

@@ -3,7 +3,8 @@
  * custom source loaded by a test config gets its own alias add route (POST /api/v2/add/tracker,
  * its fields checked as the built-in aliases' are), that route's path in /api/openapi.json, its
  * URL match in `refdesk add <url>`, and its policy category (its libraries hidden when that
- * category is disabled). Two sources declaring one path is a config error naming both.
+ * category is disabled), its `refdesk add` prefix and flag, and its refresh field. Two sources
+ * declaring one path is a config error naming both.
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,7 +13,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { bearer, call, createKey, qs, ROOT, startApiServer, type ApiServer } from './helpers/api-server.ts';
-import { configSources, resolveAddTarget } from '../../server/add-target.ts';
+import { configSources, declaredAddFlags, resolveAddTarget } from '../../server/add-target.ts';
+import { runRefdesk } from '../e2e/refdesk-process.ts';
 import { aliasAddRoutes } from '../../server/api/add-requests.ts';
 import { sourceCategories } from '../../server/access/policy.ts';
 import type { SourceDefinition } from '../../core/define.ts';
@@ -74,6 +76,29 @@ describe('a custom source declares its add route, URL match and policy category'
     assert.deepEqual(sourceCategories([{}]), ['private_sources'], 'a source that declares none is a private source');
   });
 
+  test('POST /api/v1/refresh takes the refresh field it declares, for its libraries only and not anonymously', async () => {
+    const refresh = (json: unknown, k?: string) => call(s.base, 'POST', '/api/v1/refresh', { ...(k ? { headers: bearer(k) } : {}), json });
+    const r = await refresh({ libraryName: ID, projectKey: 'OPS' }, key);
+    assert.equal(r.status, 200, r.text);
+    await s.refdesk.jobs.idle();
+    assert.deepEqual((await s.kernel.store.getLibrary(ID))!.source.spec, { url: 'https://acme.tracker.test/', project: 'OPS' });
+    assert.match((await call(s.base, 'GET', '/api/v2/context' + qs({ libraryId: ID, query: 'triage' }))).text, /tracker triage --project OPS/);
+    // another source's field, and its own on another source's library
+    const git = await refresh({ libraryName: ID, branch: 'dev' }, key);
+    assert.equal(git.status, 400);
+    assert.match(git.body.message, /"branch" and "gitToken" apply to git libraries only; \/tracker\/https-acme\.tracker\.test comes from a tracker source/);
+    const long = await refresh({ libraryName: ID, projectKey: 'X'.repeat(21) }, key);
+    assert.equal(long.status, 400);
+    assert.match(long.body.message, /projectKey/);
+    const unknown = await refresh({ libraryName: ID, colour: 'red' }, key);
+    assert.match(unknown.body.message, /Unknown field "colour"; this endpoint takes: libraryName, branch, gitToken, projectKey/);
+    const allow = await call(s.base, 'PATCH', '/api/settings', { headers: bearer(admin), json: { anonymous: { refresh: true } } });
+    assert.equal(allow.status, 200, allow.text);
+    const anon = await refresh({ libraryName: ID, projectKey: 'ENG' });
+    assert.equal(anon.status, 403, anon.text);
+    assert.match(anon.body.message, /Changing a library's "branch", "gitToken" or "projectKey" needs an API key or an admin/);
+  });
+
   test('/api/openapi.json documents its alias route with the body it declares', async () => {
     const r = await call(s.base, 'GET', '/api/openapi.json');
     const op = r.body.paths['/v2/add/tracker']?.post;
@@ -96,6 +121,32 @@ test('refdesk add <url>: the loaded source that scores the URL highest takes it,
   assert.equal(resolveAddTarget('https://github.com/a/b', { env, sources }).source, 'git');
   const noFallback = sources.filter((d) => d.kind !== 'website');
   assert.throws(() => resolveAddTarget('https://example.com/guide', { env, sources: noFallback }), /no source of this server's config recognises example\.com; name one with --source <kind>/);
+});
+
+test("refdesk add: a custom source's prefix and flag (or its environment variable) make its spec, offline through the command", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'refdesk-declared-cli-'));
+  try {
+    const config = join(dir, 'refdesk.yaml');
+    writeFileSync(config, ['extends: default', 'plugins:', `  - use: ${JSON.stringify(TRACKER)}`].join('\n'));
+    const sources = await configSources(config);
+    assert.ok(declaredAddFlags(sources, []).includes('project'));
+    assert.throws(() => declaredAddFlags(sources, ['project']), /source "tracker": its refdesk add flag "--project" is one of the command's own options/);
+    assert.deepEqual(resolveAddTarget('tracker:acme', { env: {}, sources, flags: { project: 'ENG' } }), { source: 'tracker', spec: { url: 'https://acme.tracker.test/', project: 'ENG' } });
+    assert.deepEqual(resolveAddTarget('tracker:acme', { env: { TRACKER_PROJECT: 'OPS' }, sources }).spec, { url: 'https://acme.tracker.test/', project: 'OPS' });
+
+    const data = join(dir, 'data');
+    const env = { REFDESK_CONFIG: config };
+    const added = await runRefdesk(['add', 'tracker:acme', '--project', 'ENG'], data, 60_000, env);
+    assert.equal(added.code, 0, added.stderr);
+    assert.match(added.stdout, /^\/tracker\/https-acme\.tracker\.test: 1 files/m);
+    const ctx = await runRefdesk(['context', ID, 'triage'], data, 60_000, env);
+    assert.match(ctx.stdout, /tracker triage --project ENG/);
+    const unknown = await runRefdesk(['add', 'tracker:acme', '--colour', 'red'], data, 60_000, env);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /--colour/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('two sources declaring one add path is a config error naming both', () => {

@@ -6,8 +6,8 @@
  *
  * Who: a signed-in admin gets every kind (as POST /api/admin/add, /api/libraries/upload and the
  * OpenAPI upload take them); a signed-out visitor, while the anonymous `parse` permission is On,
- * gets what the API lets anyone do: a git repository by its address (POST /api/parse) and an
- * upload (POST /api/libraries/upload). Posts are CSRF-checked: a session's token (`_csrf`, or
+ * gets what the API lets anyone do: a library by its address (POST /api/parse, the source that
+ * declares parseAddress: git's repository URL) and an upload (POST /api/libraries/upload). Posts are CSRF-checked: a session's token (`_csrf`, or
  * `?_csrf=` on a multipart form), or for a signed-out visitor the form token of form-token.ts.
  */
 import type Router from '@koa/router';
@@ -18,21 +18,21 @@ import { validate } from '../../../core/validate.ts';
 import { getAnonymousPermissions } from '../../../core/settings.ts';
 import { formBody } from '../../auth/sessions.ts';
 import { sourceKinds } from '../../routes/sources.ts';
-import { PARSE_SOURCE_KIND, parseRepository } from '../../routes/parse.ts';
+import { loadedCapable } from '../../source-capabilities.ts';
+import { parseRepository } from '../../routes/parse.ts';
 import { uploadDocumentation } from '../../routes/upload.ts';
 import { addUploadedSpec } from '../../routes/add.ts';
-import { SPEC_FILE_UPLOAD } from '../../api/openapi-upload.ts';
 import { guardPage, uiUser, type UiDeps } from '../page-access.ts';
 import { jobUrls, readableJob } from '../../job-access.ts';
 import { isHtmx, redirect, renderPage, type UiUser } from '../render.ts';
 import { anonymousFormToken, anonymousFormTokenValid } from '../form-token.ts';
 import { keptValues, problemsByField, readSchemaForm, schemaFields, type FormField } from '../schema-form.ts';
 
-type FormKind = 'spec' | 'git-url' | 'upload' | 'openapi-file';
+type FormKind = 'spec' | 'address' | 'upload' | 'spec-file';
 
 /** One tab of the page. */
 interface AddKind {
-  /** `?kind=` (the source kind, or `openapi-file`). */
+  /** `?kind=` (the source kind, or `<kind>-file` for its specification-file form, e.g. `openapi-file`). */
   id: string;
   title: string;
   description: string;
@@ -71,42 +71,44 @@ const UPLOAD_SCHEMA: JsonSchema = {
   },
 };
 
-/** The OpenAPI upload's fields besides the file (`libraryTitle`, `force`). */
-const OPENAPI_FILE_SCHEMA: JsonSchema = {
+/** The specification-file upload's fields besides the file (`libraryTitle`, `force`), for a source of that ID prefix. */
+const specFileSchema = (idPrefix: string): JsonSchema => ({
   type: 'object',
   properties: {
-    libraryTitle: str('Title', 'Names the library (/openapi/<title>); the file name when empty.', { maxLength: 200 }),
+    libraryTitle: str('Title', `Names the library (/${idPrefix}/<title>); the file name when empty.`, { maxLength: 200 }),
     force: { type: 'boolean', title: 'Replace an existing specification', description: 'When a library of that name exists, replace its specification.' },
   },
-};
+});
 
-/** POST /api/parse's one field. */
-const GIT_URL_SCHEMA: JsonSchema = {
+/** POST /api/parse's one field, labelled as the source declaring parseAddress says. */
+const addressSchema = (p: { title: string; description: string }): JsonSchema => ({
   type: 'object',
   required: ['url'],
-  properties: {
-    url: str('Repository URL', 'The https address of a git repository, e.g. https://github.com/owner/repo or https://gitlab.com/group/project/-/tree/main/docs.', { maxLength: 2000 }),
-  },
-};
+  properties: { url: str(p.title, p.description, { maxLength: 2000 }) },
+});
 
 /**
  * The tabs a caller may use, in the config's order: every kind for an admin; for a signed-out
  * visitor, uploads and the kind POST /api/parse adds, by its address. A kind added by uploading
- * files (`addPayload: 'files'`) gets the upload form; the kind of the specification-file upload
- * route (SPEC_FILE_UPLOAD) also gets that route's file form. The kinds come from the loaded
- * sources and the routes that own them: no list of kinds here.
+ * files (`addPayload: 'files'`) gets the upload form; the kind serving POST /api/parse (the first
+ * declaring `parseAddress`) its address form; the kind serving the specification-file upload (the
+ * first declaring `specUpload`) also gets that route's file form. The kinds and forms come from
+ * the loaded sources' declarations: no list of kinds here.
  */
 function kindsFor(deps: UiDeps, user: UiUser | null): AddKind[] {
   const kinds: AddKind[] = [];
+  const parser = loadedCapable(deps.kernel, 'parseAddress');
+  const specFiles = loadedCapable(deps.kernel, 'specUpload');
   for (const s of sourceKinds(deps.kernel)) {
     const base = { title: s.title, description: s.description, source: s.kind, omit: [] as string[] };
     if (s.addPayload === 'files') {
       kinds.push({ ...base, id: s.kind, description: 'Markdown and other documentation files, a folder of them, or one .zip / .tar.gz / .tar archive.', form: 'upload', schema: UPLOAD_SCHEMA, prefix: '' });
     } else if (!user) {
-      if (s.kind === PARSE_SOURCE_KIND) kinds.push({ ...base, id: s.kind, form: 'git-url', schema: GIT_URL_SCHEMA, prefix: '' });
-    } else if (s.kind === SPEC_FILE_UPLOAD.kind) {
-      kinds.push({ ...base, id: s.kind, title: 'OpenAPI by URL', form: 'spec', schema: s.specSchema, prefix: 'spec', omit: [SPEC_FILE_UPLOAD.specField] });
-      kinds.push({ ...base, id: `${s.kind}-file`, title: 'OpenAPI file', description: 'An OpenAPI 3.x or Swagger 2.0 document (JSON or YAML) from your computer.', form: 'openapi-file', schema: OPENAPI_FILE_SCHEMA, prefix: '' });
+      if (s.kind === parser?.kind) kinds.push({ ...base, id: s.kind, form: 'address', schema: addressSchema(parser.def.parseAddress), prefix: '' });
+    } else if (s.kind === specFiles?.kind) {
+      const up = specFiles.def.specUpload;
+      kinds.push({ ...base, id: s.kind, title: up.specFormTitle ?? s.title, form: 'spec', schema: s.specSchema, prefix: 'spec', omit: [up.specField] });
+      kinds.push({ ...base, id: `${s.kind}-file`, title: up.fileTitle, description: up.fileDescription, form: 'spec-file', schema: specFileSchema(s.idPrefix ?? s.kind), prefix: '' });
     } else {
       kinds.push({ ...base, id: s.kind, form: 'spec', schema: s.specSchema, prefix: 'spec' });
     }
@@ -140,7 +142,7 @@ function renderAdd(ctx: Context, deps: UiDeps, user: UiUser | null, kinds: AddKi
     .map(([, message]) => message);
   const summary = [state.refusal, ...other].filter(Boolean).join(' ');
   const csrf = user ? user.csrfToken : anonymousFormToken(ctx, deps.kernel.secrets);
-  const multipart = kind.form === 'upload' || kind.form === 'openapi-file';
+  const multipart = kind.form === 'upload' || kind.form === 'spec-file';
   const action = `/add?kind=${encodeURIComponent(kind.id)}${multipart ? `&_csrf=${encodeURIComponent(csrf)}` : ''}`;
   const data = { kinds, kind, fields, libraryFields, csrf, action, multipart, signedOut: !user, summary, fieldProblems };
   // An htmx post swaps the answer in only on 2xx: a form with its errors is a 200 there.
@@ -216,7 +218,7 @@ interface Added {
 async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormState): Promise<Added> {
   const { kernel, service, jobs, access } = deps;
   const what = `Adding a library (${kind.title})`;
-  if (kind.form === 'upload' || kind.form === 'git-url') await access.requirePermission(ctx, 'parse', what);
+  if (kind.form === 'upload' || kind.form === 'address') await access.requirePermission(ctx, 'parse', what);
   else await access.requireAdmin(ctx, what);
   access.requireLicence(what);
   if (kind.form === 'upload') {
@@ -227,8 +229,8 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
       state.values = { ...(ctx.state.uploadFields as Record<string, string> | undefined) };
     }
   }
-  if (kind.form === 'openapi-file') {
-    service.ensureSourceEnabled(SPEC_FILE_UPLOAD.kind);
+  if (kind.form === 'spec-file') {
+    await service.specUploadSource();
     const added = await addUploadedSpec(ctx, { dataDir: kernel.env.dataDir, maxUploadBytes: kernel.config.api.maxOpenApiUploadBytes }, (upload) => {
       state.values = upload.title ? { libraryTitle: upload.title } : {};
       return service.addOpenApiUpload(upload);
@@ -240,7 +242,7 @@ async function submit(ctx: Context, deps: UiDeps, kind: AddKind, state: FormStat
   state.values = keptValues(kind.schema, kind.prefix, form);
   const read = readSchemaForm(kind.schema, kind.prefix, form);
   for (const key of kind.omit) delete read.value[key];
-  if (kind.form === 'git-url') {
+  if (kind.form === 'address') {
     if (!read.value.url) state.errors = { url: 'Required.' };
     else {
       const answer = await parseRepository(kernel, service, jobs, String(read.value.url));

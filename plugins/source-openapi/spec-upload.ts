@@ -2,17 +2,13 @@
  * An uploaded OpenAPI/Swagger file is checked when it arrives, so a wrong file is a 400 naming
  * the file the user sent instead of a failed job naming the server's copy: it must parse as JSON
  * or YAML and have an `openapi` or `swagger` field at the top level. The full validation (refs,
- * schema) stays with the openapi source.
+ * schema) stays with the openapi source. The source declares it (SourceDefinition.specUpload):
+ * POST /api/v2/add/openapi-upload and the web UI's file form serve it.
  */
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
+import type { SpecUploadDeclaration } from '../../core/define.ts';
 import { RefdeskError } from '../../core/errors.ts';
-
-/**
- * The source POST /api/v2/add/openapi-upload adds to, and the spec field its saved file goes in
- * (the web UI's file form, and its by-spec form without that field, follow it).
- */
-export const SPEC_FILE_UPLOAD = { kind: 'openapi', specField: 'path' } as const;
 
 /** The file name as shown in messages: at most 100 characters, control characters replaced. */
 function shown(fileName: string): string {
@@ -52,3 +48,11 @@ export async function checkOpenApiUpload(path: string, fileName: string): Promis
   if (version === undefined) notSpec('it has no "openapi" or "swagger" field at the top level');
   if (typeof version !== 'string' && typeof version !== 'number') notSpec(`its "${d.openapi !== undefined ? 'openapi' : 'swagger'}" field is not a version string`);
 }
+
+export const openApiSpecUpload: SpecUploadDeclaration = {
+  specField: 'path',
+  fileTitle: 'OpenAPI file',
+  fileDescription: 'An OpenAPI 3.x or Swagger 2.0 document (JSON or YAML) from your computer.',
+  specFormTitle: 'OpenAPI by URL',
+  check: checkOpenApiUpload,
+};
