@@ -111,7 +111,7 @@ export async function recordLibraryMeta(kernel: Kernel, libraryId: string, meta:
     const updatedAt = meta.updatedAt ?? kept.updatedAt;
     const stars = meta.stars ?? library.stars;
     const trust = trustScore({
-      sourceKind: library.source.kind,
+      localFiles: kernel.sources.get(library.source.kind)?.def.addPayload === 'files',
       official,
       stars,
       updatedAt,

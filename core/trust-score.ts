@@ -5,7 +5,7 @@
  * function, computed by the kernel when a build of the default version is finalized; the formula
  * is documented in docs/library-scores.md. Four parts, summed and rounded:
  *
- * - provenance, 0-3: 1 for a local upload, 2 for any other source (a repository, a registry, a
+ * - provenance, 0-3: 1 for documentation sent as files (an upload: a source whose `addPayload` is `files`), 2 for any other source (a repository, a registry, a
  *   site, a space), +1 when the source reports the documentation as the owner's own (`official`);
  * - popularity, 0-3: stars on a log scale, 3 x log10(1 + stars) / 5 (10 -> 0.6, 1k -> 1.8,
  *   100k -> 3); sources without stars get 0;
@@ -16,8 +16,8 @@
  */
 
 export interface TrustInputs {
-  /** The library's source kind (`git`, `website`, `upload`, ...). */
-  sourceKind: string;
+  /** The documentation came as files sent to this server (a source whose `addPayload` is `files`, e.g. `upload`), not from where the project publishes it. */
+  localFiles: boolean;
   /** The source reported the documentation as published by the project's owner. */
   official?: boolean;
   stars?: number;
@@ -46,7 +46,7 @@ const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x
 const nonNegative = (x: number | undefined) => (typeof x === 'number' && Number.isFinite(x) && x > 0 ? x : 0);
 
 export function trustParts(input: TrustInputs): TrustParts {
-  const provenance = (input.sourceKind === 'upload' ? 1 : 2) + (input.official ? 1 : 0);
+  const provenance = (input.localFiles ? 1 : 2) + (input.official ? 1 : 0);
   const popularity = clamp((3 * Math.log10(1 + nonNegative(input.stars))) / 5, 0, 3);
   let freshness = 1;
   const updated = input.updatedAt ? Date.parse(input.updatedAt) : NaN;

@@ -36,3 +36,14 @@ export function defaultSources(): Promise<Array<{ kind: string; def: SourceDefin
 export async function capableSource<C extends Capability>(kernel: Kernel, cap: C): Promise<Capable<C> | undefined> {
   return loadedCapable(kernel, cap) ?? ((await defaultSources()).find((s) => s.def[cap]) as Capable<C> | undefined);
 }
+
+/**
+ * The source kind that takes documentation sent as files (POST /api/libraries/upload, the web
+ * UI's upload form, the CLI's /upload): the first loaded source whose `addPayload` is `files`;
+ * when none is loaded, the default distribution's (`upload`), which the caller's
+ * ensureSourceEnabled then refuses naming how to enable it.
+ */
+export function filesSourceKind(kernel: Kernel): string {
+  for (const { kind, def } of kernel.sources.values()) if (def.addPayload === 'files') return kind;
+  return 'upload';
+}

@@ -42,7 +42,7 @@ export function shownSpec(kernel: Kernel, lib: LibraryRecord): Record<string, un
   const schema = kernel.sources.get(lib.source.kind)?.def.specSchema;
   const spec = schema ? redactSpec(schema, lib.source.spec) : { ...lib.source.spec };
   if (rawUploadOf(kernel.env.dataDir, lib.source)) spec.path = '(uploaded file)';
-  else if (lib.source.kind === 'upload' && typeof spec.path === 'string') spec.path = '(server path)';
+  else if (kernel.sources.get(lib.source.kind)?.def.addPayload === 'files' && typeof spec.path === 'string') spec.path = '(server path)';
   if (!schema) for (const k of Object.keys(spec)) if (/token|secret|password|key/i.test(k)) spec[k] = '[set]';
   return spec;
 }

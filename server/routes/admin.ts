@@ -19,6 +19,7 @@ import { actorOf, audit } from '../audit.ts';
 import { createApiKeyAudited, listApiKeysWithUsage, revokeApiKeyAudited } from '../operator-actions.ts';
 import { resetAdminAccount } from '../auth/reset.ts';
 import { backupRoute } from '../backup.ts';
+import { filesSourceKind } from '../source-capabilities.ts';
 
 /**
  * Operator routes: an admin session (cookie, with its CSRF token on changes), an admin API key
@@ -130,7 +131,7 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     onlyFields(body, ['source', 'spec', 'id', 'version', 'title', 'description']);
     const source = requiredField(body, 'source', 40);
     const spec = body.spec;
-    if (source !== 'upload' && (typeof spec !== 'object' || spec === null || Array.isArray(spec))) throw new RefdeskError('invalid_request', 'The "spec" field must be an object of source parameters.');
+    if (kernel.sources.get(source)?.def.addPayload !== 'files' && (typeof spec !== 'object' || spec === null || Array.isArray(spec))) throw new RefdeskError('invalid_request', 'The "spec" field must be an object of source parameters.');
     const { library, job } = await service.addFromSpec({
       source,
       spec: spec as Record<string, unknown>,
@@ -154,7 +155,7 @@ export function adminRoutes(kernel: Kernel, jobs: JobRunner, service: ApiService
     const file = join(dir, `${randomUUID()}.upload`);
     try {
       await saveBody(ctx, file, opts.maxUploadBytes, 'The upload');
-      const { library, job } = await addLibrary(kernel, { source: 'upload', name, title, description, spec: { path: file } });
+      const { library, job } = await addLibrary(kernel, { source: filesSourceKind(kernel), name, title, description, spec: { path: file } });
       jobs.enqueue(job.id);
       ctx.status = 202;
       ctx.body = { libraryName: library.id, jobId: job.id, message: `Queued ingest of ${library.id} (job ${job.id}).` };

@@ -34,6 +34,7 @@ import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
 import { queuedJobAnswer } from '../job-access.ts';
+import { filesSourceKind } from '../source-capabilities.ts';
 
 const FIELDS = ['name', 'version', 'title', 'description'] as const;
 
@@ -188,7 +189,8 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
  * empty file input; it is skipped instead of refused.
  */
 export async function uploadDocumentation(ctx: Context, kernel: Kernel, service: ApiService, jobs: JobRunner, opts: { browserForm?: boolean } = {}): Promise<Record<string, unknown>> {
-  service.ensureSourceEnabled('upload');
+  const kind = filesSourceKind(kernel);
+  service.ensureSourceEnabled(kind);
   // The settings' uploads.* (PATCH /api/settings) win over the config's, read at each request.
   const limits = await getUploadLimits(kernel.store, kernel.config.uploads ?? { maxBytes: 200 * 1024 * 1024, maxFiles: 1000 });
   const dir = uploadsDir(kernel.env.dataDir);
@@ -204,7 +206,7 @@ export async function uploadDocumentation(ctx: Context, kernel: Kernel, service:
       await zipFiles(parts, target);
     }
     const { library, job } = await addLibrary(kernel, {
-      source: 'upload',
+      source: kind,
       name: fields.name.trim(),
       version: fields.version?.trim() || undefined,
       title: fields.title?.trim().slice(0, 200) || undefined,

@@ -13,12 +13,12 @@ import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
 import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
 const NOW = new Date('2026-06-01T00:00:00Z');
-const base: TrustInputs = { sourceKind: 'git', now: NOW, documents: 40, skippedDocuments: 0, snippets: 300 };
+const base: TrustInputs = { localFiles: false, now: NOW, documents: 40, skippedDocuments: 0, snippets: 300 };
 
 describe('trustScore: an integer 0-10 from provenance, stars, freshness and completeness', () => {
   test('every input moves it the documented way', () => {
     assert.equal(trustScore(base), 5, 'repository 2 + no stars 0 + unknown age 1 + complete 2');
-    assert.equal(trustScore({ ...base, sourceKind: 'upload' }), 4);
+    assert.equal(trustScore({ ...base, localFiles: true }), 4);
     assert.equal(trustScore({ ...base, official: true }), 6);
     assert.equal(trustScore({ ...base, stars: 100_000, official: true, updatedAt: '2026-05-01T00:00:00Z' }), 10);
     assert.equal(trustScore({ ...base, updatedAt: '2020-01-01T00:00:00Z' }), 4, 'over two years old');
