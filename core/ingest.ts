@@ -109,6 +109,14 @@ async function dropReplacedUpload(kernel: Kernel, before: LibraryRecord | null, 
   await releaseUpload(kernel, old).catch((e: unknown) => kernel.logger.warn('could not remove a replaced raw upload', { library: after.id, error: (e as Error).message }));
 }
 
+/**
+ * The reason `RunJobOptions.signal` is aborted with when a shared queue took the job back (the
+ * node's lease was lost): the job is not queued again by this run, and its log says so.
+ */
+export class JobLeaseLost extends Error {
+  override name = 'JobLeaseLost';
+}
+
 export interface RunJobOptions {
   signal?: AbortSignal;
   /** Called with cumulative progress (files, bytes, snippets) as the job advances. */
@@ -424,6 +432,14 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       stage = 'cancelled';
       log('warn', 'cancelled by an admin before it finished: the served version is unchanged');
       return await ended(() => store.updateJob(job.id, { state: 'failed', error: { code: 'cancelled', message: 'Cancelled by an admin before it finished.' }, progress: { ...progress } }));
+    }
+    if (options.signal?.aborted && options.signal.reason instanceof JobLeaseLost) {
+      // A shared queue took the job back (this node's lease expired): another node runs it now and
+      // the store refuses this node's writes to it, so only this node's own log says why it stopped.
+      unhold();
+      log('warn', 'stopped: this node lost the job\'s lease (its renewals did not reach the database in time), so the job went back to the queue or to another node, which runs it from the start; nothing of this run is kept');
+      await jobLog.close();
+      return (await store.getJob(job.id)) ?? job;
     }
     if (options.signal?.aborted) {
       // Shutdown, not a fault of the source: the served version is unchanged and the job runs

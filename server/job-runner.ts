@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Kernel } from '../core/kernel.ts';
 import type { IngestProgress, JobQueue, JobRecord, Store } from '../core/contracts.ts';
-import { runIngestJob } from '../core/ingest.ts';
+import { JobLeaseLost, runIngestJob } from '../core/ingest.ts';
 import { sweepUploads } from '../core/uploads.ts';
 import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import { appendJobLogLines, pruneJobLogs, type JobLogEntry } from '../core/job-log.ts';
@@ -322,7 +322,7 @@ export class JobRunner {
         (r) => {
           if (!r.held && !lease.signal.aborted) {
             this.kernel.logger.warn('job stopped: this node lost its lease (another node runs it now); nothing of this run is kept', { job: job.id });
-            lease.abort();
+            lease.abort(new JobLeaseLost(`job ${job.id}: this node lost its lease`));
           } else if (r.cancelRequested && !cancel.signal.aborted) {
             this.kernel.logger.info('job cancelled from another node', { job: job.id });
             cancel.abort();
