@@ -34,8 +34,22 @@ export class SegmentRowsError extends Error {
 /** One statement on some connection (a pooled one, or a transaction's). */
 export type Run = <R extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<R[]>;
 
+/** Where a file's pieces live: a table with (key column, seq, bytes), and the file's key there. */
+export interface FileRows {
+  table: 'segment_chunks' | 'upload_chunks';
+  keyColumn: 'build_id' | 'name';
+  key: string;
+  /** The file in error messages, e.g. "the segment of build X". */
+  what: string;
+}
+
 /** Writes a segment file to `segment_chunks` in pieces (on the transaction's client); returns what to record. */
-export async function uploadSegment(client: pg.PoolClient, buildId: string, path: string, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
+export function uploadSegment(client: pg.PoolClient, buildId: string, path: string, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
+  return writeFileRows(client, { table: 'segment_chunks', keyColumn: 'build_id', key: buildId, what: `the segment of build ${buildId}` }, path, pieceBytes);
+}
+
+/** Writes a local file to its rows in pieces (on the transaction's client); returns its count, size and SHA-256. */
+export async function writeFileRows(client: pg.PoolClient, rows: FileRows, path: string, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
   const fh = await open(path, 'r');
   const hash = createHash('sha256');
   let seq = 0;
@@ -52,7 +66,7 @@ export async function uploadSegment(client: pg.PoolClient, buildId: string, path
       if (got === 0 && seq > 0) break;
       const piece = buf.subarray(0, got);
       hash.update(piece);
-      await client.query('INSERT INTO segment_chunks (build_id, seq, bytes) VALUES ($1, $2, $3)', [buildId, seq, piece]);
+      await client.query(`INSERT INTO ${rows.table} (${rows.keyColumn}, seq, bytes) VALUES ($1, $2, $3)`, [rows.key, seq, piece]);
       seq++;
       bytes += got;
       if (got < pieceBytes) break;
@@ -68,16 +82,21 @@ export async function uploadSegment(client: pg.PoolClient, buildId: string, path
  * renamed: readers never see a partial file), checking the count, size and SHA-256 recorded.
  * Throws SegmentRowsError when the rows are not the recorded bytes (nothing is left at `path`).
  */
-export async function downloadSegment(run: Run, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
+export function downloadSegment(run: Run, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
+  return readFileRows(run, { table: 'segment_chunks', keyColumn: 'build_id', key: buildId, what: `the segment of build ${buildId}` }, info, path);
+}
+
+/** Fetches a file's rows into `path` as downloadSegment does (any FileRows). */
+export async function readFileRows(run: Run, rows: FileRows, info: SegmentRowsInfo, path: string): Promise<void> {
   const tmp = tempFileName(path);
   const fh = await open(tmp, 'w', 0o644);
   const hash = createHash('sha256');
   let position = 0;
   try {
     for (let seq = 0; seq < info.chunks; seq++) {
-      const rows = await run<{ bytes: Buffer }>('SELECT bytes FROM segment_chunks WHERE build_id = $1 AND seq = $2', [buildId, seq]);
-      if (rows.length === 0) throw new SegmentRowsError(`the segment of build ${buildId} has no piece ${seq} of ${info.chunks}`);
-      const piece = rows[0].bytes;
+      const got = await run<{ bytes: Buffer }>(`SELECT bytes FROM ${rows.table} WHERE ${rows.keyColumn} = $1 AND seq = $2`, [rows.key, seq]);
+      if (got.length === 0) throw new SegmentRowsError(`${rows.what} has no piece ${seq} of ${info.chunks}`);
+      const piece = got[0].bytes;
       hash.update(piece);
       let off = 0;
       while (off < piece.length) {
@@ -88,7 +107,7 @@ export async function downloadSegment(run: Run, buildId: string, info: SegmentRo
     }
     const sha256 = hash.digest('hex');
     if (position !== info.bytes || sha256 !== info.sha256) {
-      throw new SegmentRowsError(`the segment of build ${buildId} fetched from the database is not the one recorded (${position} bytes, ${info.bytes} recorded; checksum ${sha256 === info.sha256 ? 'equal' : 'differs'})`);
+      throw new SegmentRowsError(`${rows.what} fetched from the database is not the one recorded (${position} bytes, ${info.bytes} recorded; checksum ${sha256 === info.sha256 ? 'equal' : 'differs'})`);
     }
     await fh.sync();
     await fh.close();
