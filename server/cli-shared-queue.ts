@@ -28,8 +28,8 @@ export async function packedUpload(kernel: Kernel, input: AddLibraryInput): Prom
 
 /**
  * Runs a queued job on the cluster: follows it while a node runs it, and runs it here when it is
- * still queued after `leaseMs` (or queued again: its node died and no other took it). Resolves
- * with the job once it has ended.
+ * still queued after `leaseMs` (or queued again: its node died, its lease expired, and no other
+ * node took it; this command sweeps expired leases too). Resolves with the job once it has ended.
  */
 export async function runOnCluster(kernel: Kernel, queue: JobQueue, jobId: string, output: JobUpdateOutput): Promise<JobRecord> {
   const { leaseMs, pollMs } = queue.leaseTiming();
@@ -51,6 +51,8 @@ export async function runOnCluster(kernel: Kernel, queue: JobQueue, jobId: strin
         tell('running', `Job ${jobId} runs on a Refdesk node; following it.`);
         queuedSince = Date.now();
         showJobUpdate(output, seen, job, await kernel.store.getJobLog(jobId), { job: jobId, library: job.libraryId });
+        // Its node may have died with no other node left to sweep: the lease then expires here too.
+        await queue.sweepExpiredLeases().catch(() => 0);
       } else if (Date.now() - queuedSince >= leaseMs) {
         tell('here', `No Refdesk node claimed job ${jobId} within ${Math.round(leaseMs / 1000)} s; running it here.`);
         const done = await runIngestJob(kernel, jobId, { onProgress: (p) => output.progress(p) });
