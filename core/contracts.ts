@@ -531,6 +531,33 @@ export interface RateLimitCounters {
   pruneCounts(before: number): Promise<void>;
 }
 
+/**
+ * Optional Store capability (issue 24): raw uploads (core/uploads.ts: the archive or spec file a
+ * node received for an upload or OpenAPI-upload library) kept where every node of the deployment
+ * reads them, so whichever node claims the upload's job can run it. A store that several nodes
+ * share (PostgreSQL) offers it as `uploads`; the embedded store does not (the file in
+ * `<dataDir>/uploads` is all there is). A name is the file's name in the uploads folder of the
+ * node that received it (a random UUID and an extension), the same on every node.
+ */
+export interface UploadStore {
+  /** Stores the bytes of the local file `path` under `name` (replacing any), whole or not at all. */
+  putUpload(name: string, path: string): Promise<void>;
+  /**
+   * Writes the upload to the local file `path` (complete and checked, or not at all). False when
+   * the store has no upload of that name.
+   */
+  fetchUpload(name: string, path: string): Promise<boolean>;
+  /** Forgets the upload (idempotent). */
+  removeUpload(name: string): Promise<void>;
+  /** The names of the uploads stored before `before` (for the start-up sweep of unneeded ones). */
+  listUploads(before: Date): Promise<string[]>;
+}
+
+/** A store with shared raw uploads (see UploadStore). */
+export interface UploadStoreHost {
+  readonly uploads: UploadStore;
+}
+
 /** A store with shared rate-limit counters (see RateLimitCounters). */
 export interface RateLimitCounterHost {
   readonly rateLimitCounters: RateLimitCounters;
@@ -675,6 +702,15 @@ export interface JobQueue {
 /** The job queue: ingest jobs, their claims by runners, and their logs. */
 export interface JobStore extends Partial<JobQueue> {
   createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord>;
+  /**
+   * Optional (a store several nodes share): queues the job unless a job of the same library and
+   * version is queued or running, atomically across every node: of any number of such calls at
+   * once, on any nodes, at most one queues a job, the others get null (as does a call while any
+   * job of that version is queued or running). For work every starting node may find to do
+   * (re-chunking, embeddings). Unknown library: `library_not_found`. Without it, a caller checks
+   * `listJobs` itself and calls `createJob` (one process: nothing else queues meanwhile).
+   */
+  createJobOnce?(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord | null>;
   updateJob(
     id: string,
     patch: { state?: JobState; progress?: IngestProgress; error?: JobRecord['error'] },

@@ -13,7 +13,7 @@ import { openSpec, sealSpec, secretFields } from './secrets.ts';
 import { redactFields, redactGeneric, specRedactor, type Redactor } from './redact.ts';
 import { refuseLiteralPrivateUrls } from './net/address-policy.ts';
 import { timeSlicer } from './yield-loop.ts';
-import { holdUpload, rawUploadOf, releaseUpload } from './uploads.ts';
+import { holdUpload, localUpload, rawUploadFor, releaseUpload, shareUpload, withLocalUpload } from './uploads.ts';
 import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './library-meta.ts';
 import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
 import { StoredDocsWriter, hasLocalStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
@@ -84,15 +84,24 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
   if (existing && existing.source.kind !== input.source) {
     throw new RefdeskError('already_exists', `Library "${id}" already exists from a ${existing.source.kind} source.`);
   }
-  const library = await kernel.store.upsertLibrary({
-    id,
-    title: input.title ?? existing?.title ?? id.split('/').pop()!,
-    description: input.description ?? existing?.description ?? '',
-    branch: input.branch ?? existing?.branch ?? '',
-    source: { kind: input.source, spec: sealSpec(entry.def.specSchema, spec, kernel.secrets) },
-  });
-  await rememberUserFields(kernel.store, id, { title: input.title, description: input.description }, existing !== null);
-  const job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
+  // A store shared by several nodes keeps the raw upload too: whichever node claims the job reads it.
+  const unshare = await shareUpload(kernel, { kind: input.source, spec });
+  let library: LibraryRecord;
+  let job: JobRecord;
+  try {
+    library = await kernel.store.upsertLibrary({
+      id,
+      title: input.title ?? existing?.title ?? id.split('/').pop()!,
+      description: input.description ?? existing?.description ?? '',
+      branch: input.branch ?? existing?.branch ?? '',
+      source: { kind: input.source, spec: sealSpec(entry.def.specSchema, spec, kernel.secrets) },
+    });
+    await rememberUserFields(kernel.store, id, { title: input.title, description: input.description }, existing !== null);
+    job = await kernel.store.createJob({ libraryId: id, version, kind: input.source });
+  } catch (e) {
+    await unshare?.().catch(() => {});
+    throw e;
+  }
   await kernel.store.appendJobLog(job.id, 'info', `queued: ${input.source} source for ${formatLibraryId(id, version)}`);
   await appendJobLogLines(kernel.env.dataDir, job.id, [{ level: 'info', stage: 'queued', message: `queued: ${input.source} source for ${formatLibraryId(id, version)}` }]);
   await dropReplacedUpload(kernel, existing, library);
@@ -104,9 +113,17 @@ export async function addLibrary(kernel: Kernel, input: AddLibraryInput): Promis
  * one goes now, unless a running job reads it (that job removes it when it ends).
  */
 async function dropReplacedUpload(kernel: Kernel, before: LibraryRecord | null, after: LibraryRecord): Promise<void> {
-  const old = before ? rawUploadOf(kernel.env.dataDir, before.source) : null;
-  if (!old || old === rawUploadOf(kernel.env.dataDir, after.source)) return;
+  const old = before ? rawUploadFor(kernel, before.source) : null;
+  if (!old || old === rawUploadFor(kernel, after.source)) return;
   await releaseUpload(kernel, old).catch((e: unknown) => kernel.logger.warn('could not remove a replaced raw upload', { library: after.id, error: (e as Error).message }));
+}
+
+/**
+ * The reason `RunJobOptions.signal` is aborted with when a shared queue took the job back (the
+ * node's lease was lost): the job is not queued again by this run, and its log says so.
+ */
+export class JobLeaseLost extends Error {
+  override name = 'JobLeaseLost';
 }
 
 export interface RunJobOptions {
@@ -152,7 +169,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
   const entry = library ? kernel.sources.get(library.source.kind) : undefined;
   // A rechunk job reads the served build's stored documents, not the source (core/rechunk.ts).
   const rechunk = job.kind === RECHUNK_JOB_KIND;
-  const rawUpload = library && !rechunk ? rawUploadOf(kernel.env.dataDir, library.source) : null;
+  const rawUpload = library && !rechunk ? rawUploadFor(kernel, library.source) : null;
   // Held from the moment the spec is read: a newer upload replacing it leaves it to this job.
   const unhold = rawUpload ? holdUpload(kernel, rawUpload) : () => {};
   const started = Date.now();
@@ -210,6 +227,8 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     }
     log('info', `started: reading ${library.source.kind} source for ${formatLibraryId(job.libraryId, job.version)}`);
     if (!entry && !rechunk) throw new RefdeskError('invalid_request', `The "${library.source.kind}" source is not enabled on this server.`);
+    // Received by another node: fetched from the store's shared uploads to this node's folder.
+    if (rawUpload) await localUpload(kernel, rawUpload);
     const servedBuild = (await store.getVersion(job.libraryId, job.version))?.activeBuildId ?? null;
     if (rechunk && (!servedBuild || !(await hasLocalStoredDocs(store, kernel.env.dataDir, servedBuild)))) {
       throw new RefdeskError('invalid_request', `${formatLibraryId(job.libraryId, job.version)} has no stored documents to re-chunk: add or refresh it from its source.`);
@@ -288,7 +307,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       : entry!.source.read({
           libraryId: job.libraryId,
           version: job.version,
-          spec: openSpec(entry!.def.specSchema, library.source.spec, kernel.secrets),
+          spec: withLocalUpload(kernel, openSpec(entry!.def.specSchema, library.source.spec, kernel.secrets), rawUpload),
           signal,
           previous,
           suggestVersions: (versions) => {
@@ -424,6 +443,14 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
       stage = 'cancelled';
       log('warn', 'cancelled by an admin before it finished: the served version is unchanged');
       return await ended(() => store.updateJob(job.id, { state: 'failed', error: { code: 'cancelled', message: 'Cancelled by an admin before it finished.' }, progress: { ...progress } }));
+    }
+    if (options.signal?.aborted && options.signal.reason instanceof JobLeaseLost) {
+      // A shared queue took the job back (this node's lease expired): another node runs it now and
+      // the store refuses this node's writes to it, so only this node's own log says why it stopped.
+      unhold();
+      log('warn', 'stopped: this node lost the job\'s lease (its renewals did not reach the database in time), so the job went back to the queue or to another node, which runs it from the start; nothing of this run is kept');
+      await jobLog.close();
+      return (await store.getJob(job.id)) ?? job;
     }
     if (options.signal?.aborted) {
       // Shutdown, not a fault of the source: the served version is unchanged and the job runs

@@ -10,6 +10,7 @@ import type { Kernel } from './kernel.ts';
 import { buildFingerprints } from './fingerprint.ts';
 import { formatLibraryId } from './library-id.ts';
 import { hasLocalStoredDocs, readStoredDocs } from './stored-docs.ts';
+import { queueJobOnce } from './queue-once.ts';
 
 /** The kind of a job that re-chunks a version from its stored build. */
 export const RECHUNK_JOB_KIND = 'rechunk';
@@ -29,7 +30,8 @@ export interface RechunkPlan {
 /**
  * Queues a rechunk job for every served version whose documents another chunking configuration
  * made and whose served build has its documents stored, unless a job of that version is queued or
- * running already. Called when a server starts (the configuration is read at start).
+ * running already (on a shared store, also one that another node starting at the same moment
+ * queued: core/queue-once.ts). Called when a server starts (the configuration is read at start).
  */
 export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
   const { store } = kernel;
@@ -48,7 +50,9 @@ export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
         plan.withoutStoredDocs.push(name);
         continue;
       }
-      const job = await store.createJob({ libraryId: library.id, version: v.version, kind: RECHUNK_JOB_KIND });
+      // Another node starting now may queue it first: then it is not queued twice.
+      const job = await queueJobOnce(store, { libraryId: library.id, version: v.version, kind: RECHUNK_JOB_KIND });
+      if (!job) continue;
       await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (the source or chunker that built it changed)`);
       plan.queued.push(name);
     }

@@ -24,7 +24,7 @@ const JOB_QUEUE_METHODS = ['claimNextJob', 'renewLease', 'releaseJob', 'requestC
 export const STORE_ROLE_METHODS = {
   catalog: ['upsertLibrary', 'getLibrary', 'listLibraries', 'deleteLibrary', 'renameLibrary', 'resolveLibraryAlias', 'getVersion', 'listVersions'],
   builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'search', 'segmentFile', 'localStoredDocs', 'buildVectors'],
-  jobs: ['createJob', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs', ...JOB_QUEUE_METHODS],
+  jobs: ['createJob', 'createJobOnce', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs', ...JOB_QUEUE_METHODS],
   apiKeys: ['createApiKey', 'findApiKeyByHash', 'listApiKeys', 'revokeApiKey'],
   sessions: ['getAdminAccount', 'setAdminAccount', 'createSession', 'getSession', 'updateSession', 'deleteSessions'],
   audit: ['appendAudit', 'listAudit'],
@@ -32,7 +32,7 @@ export const STORE_ROLE_METHODS = {
 } as const satisfies { [R in StoreRole]: readonly (keyof StoreRoleInterfaces[R])[] };
 
 /** Methods a role may leave out (optional in the contract). */
-const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile', 'localStoredDocs', 'buildVectors', ...JOB_QUEUE_METHODS]);
+const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile', 'localStoredDocs', 'buildVectors', 'createJobOnce', ...JOB_QUEUE_METHODS]);
 
 // Compile-time check that the lists above name every method of every role.
 type Unlisted<R extends StoreRole> = Exclude<keyof StoreRoleInterfaces[R], (typeof STORE_ROLE_METHODS)[R][number]>;

@@ -2,11 +2,18 @@
  * Raw uploads: files the server saved under `<dataDir>/uploads` for an upload or OpenAPI-upload
  * library (its spec's `path`). A raw upload is kept only while a queued or running job may read
  * it: it is removed when its job ends, and files no such job needs are swept at start.
+ *
+ * On a store several nodes share (its UploadStore, `store.uploads`: PostgreSQL), the node that
+ * receives an upload also puts it in the store (addLibrary: shareUpload), and the node that runs
+ * its job, whichever it is, fetches it to its own uploads folder under the same name
+ * (localUpload); the job's end removes it from the store and from that node's folder. A copy on
+ * another node's disk goes at that node's next sweep (its start, and daily).
  */
-import { rm, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
-import type { LibrarySource } from './contracts.ts';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { LibrarySource, Store, UploadStore, UploadStoreHost } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
+import { RefdeskError } from './errors.ts';
 import { readdirOrEmpty } from './missing-files.ts';
 
 /** Source kinds whose spec `path` may name a raw upload. */
@@ -25,6 +32,72 @@ export function rawUploadOf(dataDir: string, source: LibrarySource): string | nu
   const rel = relative(dir, abs);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return null;
   return abs;
+}
+
+/** The name of a raw upload the routes saved: a random UUID and an extension, e.g. `<uuid>.upload`. */
+const RAW_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[A-Za-z0-9]{1,10})?$/;
+
+/** A store in the shared uploads of a cluster is kept this long before a sweep may drop it (being added meanwhile). */
+const SHARED_SWEEP_GRACE_MS = 10 * 60_000;
+
+/** The store's shared raw uploads (UploadStore), or null (the embedded store: the local file is all there is). */
+export function sharedUploads(store: Store): UploadStore | null {
+  const u = (store as Partial<UploadStoreHost>).uploads;
+  const methods = ['putUpload', 'fetchUpload', 'removeUpload', 'listUploads'] as const;
+  return u && methods.every((m) => typeof u[m] === 'function') ? u : null;
+}
+
+/**
+ * The raw upload a library's source reads, as a file of this node: `rawUploadOf`, and on a store
+ * that shares uploads also a raw upload another node received (a path in that node's uploads
+ * folder), which is then this node's uploads folder's file of the same name (fetched by localUpload).
+ */
+export function rawUploadFor(kernel: Kernel, source: LibrarySource): string | null {
+  const local = rawUploadOf(kernel.env.dataDir, source);
+  if (local || !sharedUploads(kernel.store)) return local;
+  const path = source.spec?.path;
+  if (!UPLOAD_KINDS.has(source.kind) || typeof path !== 'string' || !isAbsolute(path)) return null;
+  const name = basename(path);
+  return basename(dirname(path)) === 'uploads' && RAW_NAME.test(name) ? resolve(uploadsDir(kernel.env.dataDir), name) : null;
+}
+
+/** The name a file of this node's uploads folder has in the shared uploads, or null (a file in a subfolder). */
+function sharedName(kernel: Kernel, file: string): string | null {
+  return dirname(file) === resolve(uploadsDir(kernel.env.dataDir)) ? basename(file) : null;
+}
+
+/**
+ * On a store that shares uploads: puts the raw upload of a library about to be added there, so
+ * that any node can run its job. Returns the function that removes it again (the add failed), or
+ * null when there is nothing to share (no such store, no raw upload, not a file).
+ */
+export async function shareUpload(kernel: Kernel, source: LibrarySource): Promise<(() => Promise<void>) | null> {
+  const shared = sharedUploads(kernel.store);
+  const file = shared ? rawUploadOf(kernel.env.dataDir, source) : null;
+  const name = file ? sharedName(kernel, file) : null;
+  if (!shared || !file || !name || !(await stat(file).catch(() => null))?.isFile()) return null;
+  await shared.putUpload(name, file);
+  return () => shared.removeUpload(name);
+}
+
+/**
+ * Makes sure a job's raw upload is on this node's disk: fetched from the shared uploads when
+ * another node received it. Throws `invalid_source` when the store shares uploads and neither
+ * this node nor the store has it; without shared uploads, the source reports a missing file.
+ */
+export async function localUpload(kernel: Kernel, file: string): Promise<void> {
+  const shared = sharedUploads(kernel.store);
+  const name = sharedName(kernel, file);
+  if (!shared || !name || (await stat(file).catch(() => null))) return;
+  await mkdir(dirname(file), { recursive: true });
+  if (await shared.fetchUpload(name, file)) return;
+  throw new RefdeskError('invalid_source', `The uploaded file ${name} is neither on this node nor in the database (it was removed, or received before the database kept uploads): upload it again.`);
+}
+
+/** The spec a job's source reads: its `path` made this node's copy of the raw upload when that differs. */
+export function withLocalUpload(kernel: Kernel, spec: Record<string, unknown>, file: string | null): Record<string, unknown> {
+  if (!file || spec.path === file || !sharedUploads(kernel.store)) return spec;
+  return { ...spec, path: file };
 }
 
 /** Raw uploads running jobs of this process read now (a file -> how many jobs read it). */
@@ -55,7 +128,7 @@ async function uploadsInUse(kernel: Kernel, exceptJobId?: string): Promise<Set<s
   const inUse = new Set<string>(reading.get(kernel)?.keys() ?? []);
   for (const id of libraries) {
     const lib = await kernel.store.getLibrary(id);
-    const file = lib ? rawUploadOf(kernel.env.dataDir, lib.source) : null;
+    const file = lib ? rawUploadFor(kernel, lib.source) : null;
     if (file) inUse.add(file);
   }
   return inUse;
@@ -69,6 +142,9 @@ async function uploadsInUse(kernel: Kernel, exceptJobId?: string): Promise<Set<s
 export async function releaseUpload(kernel: Kernel, file: string, endedJobId?: string): Promise<boolean> {
   if ((await uploadsInUse(kernel, endedJobId)).has(file)) return false;
   await rm(file, { force: true });
+  const shared = sharedUploads(kernel.store);
+  const name = sharedName(kernel, file);
+  if (shared && name) await shared.removeUpload(name);
   return true;
 }
 
@@ -79,16 +155,24 @@ export async function releaseUpload(kernel: Kernel, file: string, endedJobId?: s
 export async function sweepUploads(kernel: Kernel, before: Date): Promise<string[]> {
   const dir = uploadsDir(kernel.env.dataDir);
   const names = await readdirOrEmpty(dir);
-  if (names.length === 0) return [];
+  const shared = sharedUploads(kernel.store);
+  // Shared uploads are added by every node: only those older than the grace may be swept.
+  const storedNames = shared ? await shared.listUploads(new Date(before.getTime() - SHARED_SWEEP_GRACE_MS)) : [];
+  if (names.length === 0 && storedNames.length === 0) return [];
   const inUse = await uploadsInUse(kernel);
   const removed: string[] = [];
+  for (const name of storedNames) {
+    if (inUse.has(join(dir, name))) continue;
+    await shared!.removeUpload(name);
+    removed.push(name);
+  }
   for (const name of names) {
     const file = join(dir, name);
     if (inUse.has(file)) continue;
     const info = await stat(file).catch(() => null);
     if (!info || info.mtimeMs >= before.getTime()) continue;
     await rm(file, { recursive: true, force: true });
-    removed.push(name);
+    if (!removed.includes(name)) removed.push(name);
   }
   return removed;
 }

@@ -22,6 +22,7 @@ import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { ProviderError } from './providers.ts';
 import { formatLibraryId } from './library-id.ts';
+import { queueJobOnce } from './queue-once.ts';
 import { chooseVectorIndex, readVectorRows, writeVectorIndex, type VectorIndexKind } from './vector-index.ts';
 
 /** The kind of a job that embeds a served version (an embedder was turned on or changed). */
@@ -433,7 +434,9 @@ export async function queueEmbeddings(kernel: Kernel): Promise<string[]> {
       if (!v.activeBuildId || pending.has(v.version)) continue;
       const meta = await buildVectorsMeta(kernel, v.activeBuildId);
       if (meta && vectorsMatch(meta, embedder)) continue;
-      const job = await store.createJob({ libraryId: library.id, version: v.version, kind: EMBED_JOB_KIND });
+      // Another node starting now may queue it first: then it is not queued twice.
+      const job = await queueJobOnce(store, { libraryId: library.id, version: v.version, kind: EMBED_JOB_KIND });
+      if (!job) continue;
       const why = meta ? `its vectors are of ${meta.model} (${meta.dimensions} dimensions)` : 'it has no vectors';
       await store.appendJobLog(job.id, 'info', `queued: embedding ${formatLibraryId(library.id, v.version)} with ${embedder.model} (${why}); until it finishes its search is lexical`);
       queued.push(job.id);

@@ -152,3 +152,28 @@ export class WarningSummary {
     return out;
   }
 }
+
+/** What a followed job's printer needs (the CLI's ingest output). */
+export interface JobUpdateOutput {
+  logger: { warn(message: string, fields?: Record<string, unknown>): void };
+  progress(p: { files: number; snippets: number; elapsedMs: number }): void;
+}
+
+/**
+ * Prints what a job followed elsewhere (a server, another node) did since `seen.seq`: its new
+ * warnings above the progress line, and its progress.
+ */
+export function showJobUpdate(
+  output: JobUpdateOutput,
+  seen: { seq: number },
+  job: { progress: { files?: number; snippets?: number }; startedAt: string | null },
+  log: ReadonlyArray<{ seq: number; level: LogLevel; message: string }>,
+  fields: Record<string, unknown>,
+): void {
+  for (const line of log) {
+    if (line.seq <= seen.seq) continue;
+    seen.seq = line.seq;
+    if (line.level === 'warn') output.logger.warn(line.message, fields);
+  }
+  output.progress({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
+}

@@ -17,7 +17,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Kernel } from '../core/kernel.ts';
 import { createConsoleLogger, loggerFrom } from '../core/services.ts';
 import type { Logger, LogLevel } from '../core/contracts.ts';
-import { StatusLine, WarningSummary } from './cli-output.ts';
+import { StatusLine, WarningSummary, showJobUpdate } from './cli-output.ts';
 import { RefdeskError } from '../core/errors.ts';
 import { slugifyLibraryName } from '../core/library-id.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
@@ -147,11 +147,18 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
   const { addLibrary, runIngestJob } = await import('../core/ingest.ts');
   const output = ingestOutput(settings);
   const kernel = await openKernel(settings, 'writer', output.logger);
+  let packed: string | null = null;
   try {
     const { withDerivedId } = await import('./api/derive-id.ts');
-    const { library, job } = await addLibrary(kernel, withDerivedId(kernel, { ...t, title, description }));
+    const { sharedJobQueue } = await import('./job-runner.ts');
+    const { packedUpload, runOnCluster } = await import('./cli-shared-queue.ts');
+    const queue = sharedJobQueue(kernel.store);
+    let input = withDerivedId(kernel, { ...t, title, description });
+    // A shared queue (PostgreSQL): any node may run the job, so local files go in as an upload.
+    if (queue && t.files) ({ input, packed } = await packedUpload(kernel, input));
+    const { library, job } = await addLibrary(kernel, input);
     process.stderr.write(`Indexing ${t.files ? String(t.spec.path) : (positionals[0] ?? `the ${t.source} spec`)} as ${library.id}\n`);
-    const done = await runIngestJob(kernel, job.id, { onProgress: (p) => output.progress(p) });
+    const done = queue ? await runOnCluster(kernel, queue, job.id, output) : await runIngestJob(kernel, job.id, { onProgress: (p) => output.progress(p) });
     output.finish();
     if (done.state !== 'succeeded') {
       process.stderr.write(`refdesk: ${done.error?.message ?? 'ingest failed'}\n`);
@@ -163,6 +170,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
     );
     return 0;
   } finally {
+    if (packed) await import('node:fs/promises').then((fs) => fs.rm(packed!, { force: true }));
     await kernel.close();
   }
 }
@@ -170,7 +178,7 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
 /** Polls a job on the server, printing its progress and its new warnings, until it ends. */
 async function followJob(settings: ProcessSettings, base: string, jobId: string, libraryName: string): Promise<number> {
   const output = ingestOutput(settings);
-  let seenSeq = -Infinity;
+  const seen = { seq: -Infinity };
   let failures = 0;
   for (;;) {
     await new Promise((r) => setTimeout(r, 300));
@@ -198,12 +206,7 @@ async function followJob(settings: ProcessSettings, base: string, jobId: string,
       throw new RefdeskError('internal_error', `The server at ${base} refused to show job ${jobId}: ${body.message ?? `HTTP ${jr.status}`}`);
     }
     const { job, log } = answer!;
-    for (const line of log ?? []) {
-      if (line.seq <= seenSeq) continue;
-      seenSeq = line.seq;
-      if (line.level === 'warn') output.logger.warn(line.message, { job: jobId, library: libraryName });
-    }
-    output.progress({ files: job.progress.files ?? 0, snippets: job.progress.snippets ?? 0, elapsedMs: job.startedAt ? Date.now() - Date.parse(job.startedAt) : 0 });
+    showJobUpdate(output, seen, job, log ?? [], { job: jobId, library: libraryName });
     if (job.state === 'succeeded') {
       output.finish();
       process.stdout.write(`${libraryName}: ${job.progress.files} files, ${job.progress.snippets} snippets (finalized)\n`);

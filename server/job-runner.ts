@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Kernel } from '../core/kernel.ts';
 import type { IngestProgress, JobQueue, JobRecord, Store } from '../core/contracts.ts';
-import { runIngestJob } from '../core/ingest.ts';
-import { sweepUploads } from '../core/uploads.ts';
+import { JobLeaseLost, runIngestJob } from '../core/ingest.ts';
+import { sharedUploads, sweepUploads } from '../core/uploads.ts';
 import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import { appendJobLogLines, pruneJobLogs, type JobLogEntry } from '../core/job-log.ts';
 import { queueRechunks } from '../core/rechunk.ts';
@@ -214,6 +214,10 @@ export class JobRunner {
         (n) => n > 0 && this.kernel.logger.info('removed old job logs', { files: n, retentionDays: days }),
         (e: unknown) => this.kernel.logger.warn('could not prune job logs', { error: (e as Error).message }),
       );
+      // Shared uploads: copies this node fetched or received for jobs that ended on other nodes.
+      if (sharedUploads(this.kernel.store) && this.pruneTimer) {
+        sweepUploads(this.kernel, new Date(Date.now() - DAY_MS / 24)).catch((e: unknown) => this.kernel.logger.warn('could not sweep the uploads folder', { error: (e as Error).message }));
+      }
     };
     prune();
     this.pruneTimer = setInterval(prune, DAY_MS).unref();
@@ -322,7 +326,7 @@ export class JobRunner {
         (r) => {
           if (!r.held && !lease.signal.aborted) {
             this.kernel.logger.warn('job stopped: this node lost its lease (another node runs it now); nothing of this run is kept', { job: job.id });
-            lease.abort();
+            lease.abort(new JobLeaseLost(`job ${job.id}: this node lost its lease`));
           } else if (r.cancelRequested && !cancel.signal.aborted) {
             this.kernel.logger.info('job cancelled from another node', { job: job.id });
             cancel.abort();

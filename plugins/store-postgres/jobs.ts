@@ -88,16 +88,34 @@ export class PgJobs extends PgRole implements JobStore, JobQueue {
   }
 
   async createJob(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord> {
+    const job = await this.insertJob(input, false);
+    if (!job) throw libraryNotFound(input.libraryId);
+    return job;
+  }
+
+  /**
+   * Queues the job unless one of that library version is queued or running (core/contracts.ts):
+   * a job of any kind seen by the statement, or a concurrent once-job that the unique index
+   * `jobs_once_per_version` (migration 008) makes this insert wait for and then skip.
+   */
+  async createJobOnce(input: { libraryId: string; version: string; kind: string }): Promise<JobRecord | null> {
+    const job = await this.insertJob(input, true);
+    if (!job && !(await this.query('SELECT 1 FROM libraries WHERE id = $1', [String(input.libraryId)])).length) throw libraryNotFound(input.libraryId);
+    return job;
+  }
+
+  private async insertJob(input: { libraryId: string; version: string; kind: string }, once: boolean): Promise<JobRecord | null> {
     if (!input || typeof input.version !== 'string' || typeof input.kind !== 'string' || !input.kind) {
       throw invalid('A job needs a libraryId, a version ("" for the default) and a kind.');
     }
+    const unlessPending = once ? ` AND NOT EXISTS (SELECT 1 FROM jobs p WHERE p.library_id = l.id AND p.version = $3 AND p.state IN ('queued', 'running'))` : '';
     const [row] = await this.query(
-      `INSERT INTO jobs (id, library_id, version, kind, state, progress, error, created_at)
-       SELECT $1, l.id, $3, $4, 'queued', '{}', NULL, $5 FROM libraries l WHERE l.id = $2
-       RETURNING *`,
-      [randomUUID(), String(input.libraryId), input.version, input.kind, this.now()],
+      `INSERT INTO jobs (id, library_id, version, kind, state, progress, error, created_at, once_per_version)
+       SELECT $1, l.id, $3, $4, 'queued', '{}', NULL, $5, $6 FROM libraries l WHERE l.id = $2${unlessPending}
+       ${once ? 'ON CONFLICT DO NOTHING ' : ''}RETURNING *`,
+      [randomUUID(), String(input.libraryId), input.version, input.kind, this.now(), once],
     );
-    if (!row) throw libraryNotFound(input.libraryId);
+    if (!row) return null;
     await this.catalog.changed(input.libraryId);
     return toJobRecord(row);
   }

@@ -34,16 +34,37 @@ export class SegmentRowsError extends Error {
 /** One statement on some connection (a pooled one, or a transaction's). */
 export type Run = <R extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<R[]>;
 
-/** The tables of a build's chunked files: its index segment, and its vectors without pgvector (migration 009). */
-export type PieceTable = 'segment_chunks' | 'vector_chunks';
+/** Where a file's pieces live: a table with (key column, seq, bytes), and the file's key there. */
+export interface FileRows {
+  table: 'segment_chunks' | 'vector_chunks' | 'upload_chunks';
+  keyColumn: 'build_id' | 'name';
+  key: string;
+  /** The file in error messages, e.g. "the segment of build X". */
+  what: string;
+}
 
 /** Writes a segment file to `segment_chunks` in pieces (on the transaction's client); returns what to record. */
 export function uploadSegment(client: pg.PoolClient, buildId: string, path: string, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
   return uploadPieces(client, 'segment_chunks', buildId, path, pieceBytes);
 }
 
-/** Writes a file (read a piece at a time) or bytes to a table of pieces; returns what to record. */
-export async function uploadPieces(client: pg.PoolClient, table: PieceTable, buildId: string, source: string | Uint8Array, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
+/** The tables of a build's chunked files: its index segment, and its vectors without pgvector (migration 009). */
+export type PieceTable = 'segment_chunks' | 'vector_chunks';
+
+const buildRows = (table: PieceTable, buildId: string): FileRows => ({ table, keyColumn: 'build_id', key: buildId, what: `the ${table === 'segment_chunks' ? 'segment' : 'vectors'} of build ${buildId}` });
+
+/** Writes a build's file (a path, read a piece at a time, or bytes) to a table of pieces; returns what to record. */
+export function uploadPieces(client: pg.PoolClient, table: PieceTable, buildId: string, source: string | Uint8Array, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
+  return writeFileRows(client, buildRows(table, buildId), source, pieceBytes);
+}
+
+/** Fetches a chunked file of a build (downloadSegment's steps) from its table into `path`. */
+export function downloadPieces(run: Run, table: PieceTable, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
+  return readFileRows(run, buildRows(table, buildId), info, path);
+}
+
+/** Writes a local file (read a piece at a time) or bytes to its rows in pieces (on the transaction's client); returns its count, size and SHA-256. */
+export async function writeFileRows(client: pg.PoolClient, rows: FileRows, source: string | Uint8Array, pieceBytes = PIECE_BYTES): Promise<SegmentRowsInfo> {
   const fh = typeof source === 'string' ? await open(source, 'r') : null;
   const hash = createHash('sha256');
   let seq = 0;
@@ -53,13 +74,13 @@ export async function uploadPieces(client: pg.PoolClient, table: PieceTable, bui
     for (;;) {
       let piece: Buffer;
       if (fh) {
-        let got = 0;
-        while (got < pieceBytes) {
-          const { bytesRead } = await fh.read(buf, got, pieceBytes - got, bytes + got);
+        let read = 0;
+        while (read < pieceBytes) {
+          const { bytesRead } = await fh.read(buf, read, pieceBytes - read, bytes + read);
           if (bytesRead === 0) break;
-          got += bytesRead;
+          read += bytesRead;
         }
-        piece = buf.subarray(0, got);
+        piece = buf.subarray(0, read);
       } else {
         const all = source as Uint8Array;
         piece = Buffer.from(all.buffer, all.byteOffset + bytes, Math.min(pieceBytes, all.byteLength - bytes));
@@ -67,7 +88,7 @@ export async function uploadPieces(client: pg.PoolClient, table: PieceTable, bui
       const got = piece.length;
       if (got === 0 && seq > 0) break;
       hash.update(piece);
-      await client.query(`INSERT INTO ${table} (build_id, seq, bytes) VALUES ($1, $2, $3)`, [buildId, seq, piece]);
+      await client.query(`INSERT INTO ${rows.table} (${rows.keyColumn}, seq, bytes) VALUES ($1, $2, $3)`, [rows.key, seq, piece]);
       seq++;
       bytes += got;
       if (got < pieceBytes) break;
@@ -87,18 +108,17 @@ export function downloadSegment(run: Run, buildId: string, info: SegmentRowsInfo
   return downloadPieces(run, 'segment_chunks', buildId, info, path);
 }
 
-/** Fetches a chunked file of a build (downloadSegment's steps) from its table into `path`. */
-export async function downloadPieces(run: Run, table: PieceTable, buildId: string, info: SegmentRowsInfo, path: string): Promise<void> {
-  const what = table === 'segment_chunks' ? 'segment' : 'vectors';
+/** Fetches a file's rows into `path` as downloadSegment does (any FileRows). */
+export async function readFileRows(run: Run, rows: FileRows, info: SegmentRowsInfo, path: string): Promise<void> {
   const tmp = tempFileName(path);
   const fh = await open(tmp, 'w', 0o644);
   const hash = createHash('sha256');
   let position = 0;
   try {
     for (let seq = 0; seq < info.chunks; seq++) {
-      const rows = await run<{ bytes: Buffer }>(`SELECT bytes FROM ${table} WHERE build_id = $1 AND seq = $2`, [buildId, seq]);
-      if (rows.length === 0) throw new SegmentRowsError(`the ${what} of build ${buildId} has no piece ${seq} of ${info.chunks}`);
-      const piece = rows[0].bytes;
+      const got = await run<{ bytes: Buffer }>(`SELECT bytes FROM ${rows.table} WHERE ${rows.keyColumn} = $1 AND seq = $2`, [rows.key, seq]);
+      if (got.length === 0) throw new SegmentRowsError(`${rows.what} has no piece ${seq} of ${info.chunks}`);
+      const piece = got[0].bytes;
       hash.update(piece);
       let off = 0;
       while (off < piece.length) {
@@ -109,7 +129,7 @@ export async function downloadPieces(run: Run, table: PieceTable, buildId: strin
     }
     const sha256 = hash.digest('hex');
     if (position !== info.bytes || sha256 !== info.sha256) {
-      throw new SegmentRowsError(`the ${what} of build ${buildId} fetched from the database is not the one recorded (${position} bytes, ${info.bytes} recorded; checksum ${sha256 === info.sha256 ? 'equal' : 'differs'})`);
+      throw new SegmentRowsError(`${rows.what} fetched from the database is not the one recorded (${position} bytes, ${info.bytes} recorded; checksum ${sha256 === info.sha256 ? 'equal' : 'differs'})`);
     }
     await fh.sync();
     await fh.close();

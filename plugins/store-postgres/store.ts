@@ -18,6 +18,7 @@ import { PgJobs } from './jobs.ts';
 import { PgRateLimits } from './rate-limits.ts';
 import { pgStoreStatus, type PgStoreStatus } from './readiness.ts';
 import { PgSettings } from './settings.ts';
+import { PgUploads } from './uploads.ts';
 import { PostgresStoreError } from './pool.ts';
 import { RefdeskError } from '../../core/errors.ts';
 
@@ -49,6 +50,8 @@ export class PostgresStore implements StoreLifecycle {
   readonly settings: PgSettings;
   /** Rate-limit counts shared by the nodes (core/contracts.ts RateLimitCounters; server/access/rate-limit.ts). */
   readonly rateLimitCounters: PgRateLimits;
+  /** Raw uploads any node can read (core/contracts.ts UploadStore; core/uploads.ts). */
+  readonly uploads: PgUploads;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
     this.database = new PgDatabase(options, deps);
@@ -60,6 +63,7 @@ export class PostgresStore implements StoreLifecycle {
     this.audit = new PgAudit(this.database);
     this.settings = new PgSettings(this.database);
     this.rateLimitCounters = new PgRateLimits(this.database);
+    this.uploads = new PgUploads(this.database);
   }
 
   /** Connects and migrates (database.ts), then recovers jobs; a database failure is a PostgresOpenError. */

@@ -11,6 +11,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { JobRecord, JobState } from '../../core/contracts.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { JobRunner, sharedJobQueue, type JobEvent } from '../../server/job-runner.ts';
@@ -204,6 +206,33 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
     const lines = (await b.store.getJobLog(job.id)).map((l) => l.message);
     assert.equal(lines.filter((l) => l.startsWith('finalized:')).length, 1, 'one finalize in the log');
     assert.ok(!lines.some((l) => l.startsWith('failed:')), `no failure line from A: ${lines.join(' | ')}`);
+  });
+
+  test("a node that finds its lease lost stops the job and says so in its own log (not 'stopped by a shutdown')", async () => {
+    const { a, b, b2, job, path } = await jobHeldOnA('lost.txt');
+    type Renew = (id: string) => Promise<{ held: boolean; cancelRequested: boolean }>;
+    const store = a.store as unknown as { renewLease: Renew };
+    const renew = store.renewLease.bind(a.store);
+    // A's renewals stop reaching the database until B has taken the job over and run it.
+    store.renewLease = async () => ({ held: true, cancelRequested: false });
+    await b2.resumeQueued();
+    assert.equal((await jobIn(b, job.id, ['succeeded', 'failed'])).state, 'succeeded');
+    store.renewLease = renew;
+    await until("A's lost-lease line", async () => a.logs.entries.some((l) => /lost the job's lease/.test(l.message)));
+    await a.runner.idle();
+    release(path);
+    const local = readFileSync(join(a.tk.kernel.env.dataDir, 'jobs', `${job.id}.log`), 'utf8');
+    assert.match(local, /lost the job's lease/, "A's job log file says the lease was lost");
+    assert.doesNotMatch(local, /shutdown/);
+    assert.ok(!a.logs.entries.some((l) => /shutdown/.test(l.message)), 'no shutdown line in the process log');
+    // The store's record is B's: A wrote nothing after losing the lease.
+    assert.equal((await b.store.getJob(job.id))?.state, 'succeeded');
+    assert.ok(!(await b.store.getJobLog(job.id)).some((l) => /lost the job's lease|shutdown/.test(l.message)));
+    // Its connections go now (the cluster's connection limit is shared by the file's tests).
+    await b2.stop();
+    nodes.splice(nodes.findIndex((n) => n.runner === b2), 1);
+    await stopNode(a);
+    await stopNode(b);
   });
 
   test("a watcher on another node follows the job through the store: its log lines as they are written, and its end", async () => {
