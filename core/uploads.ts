@@ -16,18 +16,28 @@ import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { readdirOrEmpty } from './missing-files.ts';
 
-/** Source kinds whose spec `path` may name a raw upload. */
-const UPLOAD_KINDS = new Set(['upload', 'openapi']);
+/**
+ * The spec field in which a source kind names a raw upload, from its definition: a source that is
+ * added by files (`addPayload: 'files'`) names it in `path`, a source with a spec-file upload
+ * (`specUpload`) in its `specField`; null for any other kind (or one the config does not load).
+ */
+export function uploadSpecField(kernel: Pick<Kernel, 'sources'>, kind: string): string | null {
+  const def = kernel.sources.get(kind)?.def;
+  if (!def) return null;
+  if (def.specUpload) return def.specUpload.specField;
+  return def.addPayload === 'files' ? 'path' : null;
+}
 
 export function uploadsDir(dataDir: string): string {
   return join(dataDir, 'uploads');
 }
 
 /** The raw upload a library's source reads (a file inside `<dataDir>/uploads`), or null. */
-export function rawUploadOf(dataDir: string, source: LibrarySource): string | null {
-  const path = source.spec?.path;
-  if (!UPLOAD_KINDS.has(source.kind) || typeof path !== 'string' || path === '') return null;
-  const dir = uploadsDir(dataDir);
+export function rawUploadOf(kernel: Pick<Kernel, 'sources' | 'env'>, source: LibrarySource): string | null {
+  const field = uploadSpecField(kernel, source.kind);
+  const path = field ? source.spec?.[field] : undefined;
+  if (typeof path !== 'string' || path === '') return null;
+  const dir = uploadsDir(kernel.env.dataDir);
   const abs = resolve(dir, path);
   const rel = relative(dir, abs);
   if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return null;
@@ -53,10 +63,11 @@ export function sharedUploads(store: Store): UploadStore | null {
  * folder), which is then this node's uploads folder's file of the same name (fetched by localUpload).
  */
 export function rawUploadFor(kernel: Kernel, source: LibrarySource): string | null {
-  const local = rawUploadOf(kernel.env.dataDir, source);
+  const local = rawUploadOf(kernel, source);
   if (local || !sharedUploads(kernel.store)) return local;
-  const path = source.spec?.path;
-  if (!UPLOAD_KINDS.has(source.kind) || typeof path !== 'string' || !isAbsolute(path)) return null;
+  const field = uploadSpecField(kernel, source.kind);
+  const path = field ? source.spec?.[field] : undefined;
+  if (typeof path !== 'string' || !isAbsolute(path)) return null;
   const name = basename(path);
   return basename(dirname(path)) === 'uploads' && RAW_NAME.test(name) ? resolve(uploadsDir(kernel.env.dataDir), name) : null;
 }
@@ -73,7 +84,7 @@ function sharedName(kernel: Kernel, file: string): string | null {
  */
 export async function shareUpload(kernel: Kernel, source: LibrarySource): Promise<(() => Promise<void>) | null> {
   const shared = sharedUploads(kernel.store);
-  const file = shared ? rawUploadOf(kernel.env.dataDir, source) : null;
+  const file = shared ? rawUploadOf(kernel, source) : null;
   const name = file ? sharedName(kernel, file) : null;
   if (!shared || !file || !name || !(await stat(file).catch(() => null))?.isFile()) return null;
   await shared.putUpload(name, file);

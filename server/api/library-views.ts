@@ -10,7 +10,7 @@ import type { JobRecord, LibraryRecord, LibraryState } from '../../core/contract
 import { RefdeskError } from '../../core/errors.ts';
 import { decide, getPolicy } from '../access/policy.ts';
 import { redactSpec } from '../../core/secrets.ts';
-import { rawUploadOf } from '../../core/uploads.ts';
+import { rawUploadOf, uploadSpecField } from '../../core/uploads.ts';
 import { formatLibraryId } from '../../core/library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
 import { libraryJson } from './library-json.ts';
@@ -41,7 +41,8 @@ export const LIBRARY_FILTER_MAX = 200;
 export function shownSpec(kernel: Kernel, lib: LibraryRecord): Record<string, unknown> {
   const schema = kernel.sources.get(lib.source.kind)?.def.specSchema;
   const spec = schema ? redactSpec(schema, lib.source.spec) : { ...lib.source.spec };
-  if (rawUploadOf(kernel.env.dataDir, lib.source)) spec.path = '(uploaded file)';
+  const uploadField = uploadSpecField(kernel, lib.source.kind);
+  if (uploadField && rawUploadOf(kernel, lib.source)) spec[uploadField] = '(uploaded file)';
   else if (kernel.sources.get(lib.source.kind)?.def.addPayload === 'files' && typeof spec.path === 'string') spec.path = '(server path)';
   if (!schema) for (const k of Object.keys(spec)) if (/token|secret|password|key/i.test(k)) spec[k] = '[set]';
   return spec;

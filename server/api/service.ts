@@ -212,7 +212,7 @@ export class ApiService {
     const target = formatLibraryId(library.id, version);
     const reason = newest.error?.message ?? 'the build did not finish.';
     const retry =
-      rawUploadOf(this.kernel.env.dataDir, library.source) || this.kernel.sources.get(library.source.kind)?.def.addPayload === 'files'
+      rawUploadOf(this.kernel, library.source) || this.kernel.sources.get(library.source.kind)?.def.addPayload === 'files'
         ? 'upload the documentation again (refdesk add <folder> --name <name>) to retry'
         : `add the same source again or refresh it (POST /api/v1/refresh {"libraryName": "${target}"}) to retry`;
     const code = newest.error?.code;
@@ -471,7 +471,7 @@ export class ApiService {
       );
     }
     if (running) return { message: `A refresh of ${id} is already ${running.state} (job ${running.id}).`, libraryName: library.id, jobId: running.id };
-    const raw = rawUploadOf(this.kernel.env.dataDir, library.source);
+    const raw = rawUploadOf(this.kernel, library.source);
     if (raw && !existsSync(raw)) {
       throw new RefdeskError(
         'upload_required',
@@ -528,7 +528,7 @@ export async function deleteLibrary(kernel: Kernel, libraryId: string): Promise<
   const { id, version } = await resolveLibraryId(kernel.store, libraryId);
   const library = await kernel.store.getLibrary(id);
   if (!library) throw new RefdeskError('library_not_found', `Library "${id}" not found; list the libraries with refdesk libraries.`);
-  const raw = version ? null : rawUploadOf(kernel.env.dataDir, library.source);
+  const raw = version ? null : rawUploadOf(kernel, library.source);
   const jobIds = (await kernel.store.listJobs({ libraryId: id, limit: 100_000 })).filter((j) => !version || j.version === version).map((j) => j.id);
   const deleted = await kernel.store.deleteLibrary(id, version || undefined);
   if (!deleted) {
