@@ -150,7 +150,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       'synchronous_commit = off',
       'full_page_writes = off',
       'shared_buffers = 16MB',
-      'max_connections = 50',
+      'max_connections = 200',
       'max_wal_senders = 0',
       'wal_level = minimal',
       'log_min_messages = warning',

@@ -159,6 +159,10 @@ describe('PostgreSQL store segment cache', { skip }, () => {
     await a.upsertLibrary(lib('/docs/feed'));
     await build(a, '/docs/feed', [sampleSnippet({ content: 'first bilby' })]);
     assert.equal((await b.search('/docs/feed', '', 'bilby', 5))[0]?.snippet.content, 'first bilby');
+    // The first build published several changes (library, job, build); one may reach B after its
+    // first search (it then reads the served build again, rightly). Let them all arrive first.
+    await new Promise((r) => setTimeout(r, 1000));
+    await b.search('/docs/feed', '', 'bilby', 5);
     const reads = b.builds.cache.servedReads;
     for (let i = 0; i < 5; i++) {
       await new Promise((r) => setTimeout(r, 120)); // longer than pollMs each time
