@@ -175,3 +175,36 @@ export function resolveAddTarget(target: string, opts: AddTargetOptions): AddTar
   if (!url) throw new RefdeskError('invalid_request', `add --source ${source}: give a URL.`);
   return { source, spec: { url: target, ...values }, ...base, ...files };
 }
+
+/**
+ * `refdesk add --help`: the add forms of the config's sources, from their declarations (prefixes,
+ * URL schemes, whether they take URLs or local paths, flags and secret variables), so a custom
+ * source's forms are listed beside the built-in ones.
+ */
+export function addHelp(sources: readonly (CliSource & Pick<SourceDefinition, 'title' | 'description'>)[]): string {
+  const lines = [
+    'Usage: refdesk add <target> [--name N] [--id ID] [--title T] [--description D] [--source <kind>] [flags]',
+    "       refdesk add --source <kind> --spec '<json>'|@spec.json [--id ID] [--title T]",
+    '',
+    'The target picks the source (--source <kind> overrides): <prefix>:<name>, a URL (the best',
+    'match among the sources below), or another form a source recognises (a local path: upload).',
+    'Secrets come from environment variables only, never from flags.',
+    '',
+    "The config's sources:",
+  ];
+  for (const s of sources) {
+    const forms: string[] = [];
+    const cli = s.cliTarget;
+    for (const p of cli?.prefixes ?? []) forms.push(`${p}:<name>`);
+    if (s.matchUrl) forms.push(['http(s) URLs', ...(cli?.urlSchemes ?? [])].join(', '));
+    if (cli?.matchTarget) forms.push('other targets it recognises');
+    if (s.addPayload !== 'files') forms.push('--spec');
+    lines.push(`  ${s.kind.padEnd(16)} ${(s.title ?? s.description ?? '').split('\n')[0].slice(0, 70)}`);
+    if (forms.length) lines.push(`  ${''.padEnd(16)} takes: ${forms.join('; ')}`);
+    for (const f of cli?.fields ?? []) {
+      const how = [f.flag ? `--${f.flag} <value>` : '', f.env ? `$${f.env}` : ''].filter(Boolean).join(' or ');
+      lines.push(`  ${''.padEnd(16)} ${how}: ${f.description ?? f.specField}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}

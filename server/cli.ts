@@ -30,11 +30,10 @@ const USAGE = `Usage: refdesk <command> [options]
 
 Commands:
   serve                                  start the HTTP server (PORT, DATA_DIR)
-  add <path|archive> [--name <name>]    index a folder, a file, or a .zip/.tar.gz as /docs/<name>
-  add <url> | npm:<pkg> | pypi:<pkg>     index a git repository, website, llms.txt, OpenAPI spec or package
-      [--source <kind>] [--id /owner/repo]
-      [--branch B] [--space KEY --email E] [--title T] [--description D]
-      secrets from the environment only: REFDESK_GIT_TOKEN, CONFLUENCE_API_TOKEN, CONFLUENCE_PAT
+  add <target> [--name N] [--id ID] [--source <kind>] [--title T] [--description D] [flags]
+                                         index a folder, a file, a .zip/.tar.gz, a URL or
+                                         <prefix>:<name>; the forms, flags and secret variables
+                                         come from the config's sources: refdesk add --help
   add --source <kind> --spec '<json>'|@spec.json [--id ID] [--title T]
                                          any source of the config (GET /api/sources) by its spec
   libraries                              list the libraries in DATA_DIR
@@ -473,6 +472,11 @@ async function dispatch(argv: string[]): Promise<number> {
     options: { ...options, ...Object.fromEntries(declared.map((f) => [f, { type: 'string' as const }])) },
   });
   const [command, ...rest] = positionals;
+  if (values.help && command === 'add') {
+    const { addHelp, configSources } = await import('./add-target.ts');
+    process.stdout.write(addHelp(await configSources((await import('./env.ts')).readSettings().configFile)));
+    return 0;
+  }
   if (values.help || !command) {
     process.stdout.write(USAGE);
     return command || values.help ? 0 : 1;
