@@ -31,6 +31,8 @@ export interface ClusterConfigOptions {
   /** Requests per window of an anonymous client. */
   anonymousRequests?: number;
   windowSeconds?: number;
+  /** Requests per window of every key plan (a benchmark sets it out of the way: the limit is shared by the nodes). */
+  planRequests?: number;
   /** The config to start from: config/default.yaml (sources through tsx), or dist/config/default.yaml for the compiled code. */
   base?: string;
 }
@@ -41,7 +43,7 @@ export function clusterConfig(dir: string, options: ClusterConfigOptions = {}): 
   const cfg = parseYaml(readFileSync(base, 'utf8')) as {
     plugins: Array<{ use: string; options?: Record<string, Record<string, unknown>> }>;
     network: { allowHosts: string[] };
-    rateLimits: { windowSeconds: number; anonymous: { requests: number } };
+    rateLimits: { windowSeconds: number; anonymous: { requests: number }; plans: Record<string, { requests: number }> };
     slots: { store: string };
   };
   for (const p of cfg.plugins) if (p.use.startsWith('.')) p.use = resolve(dirname(base), p.use);
@@ -55,6 +57,7 @@ export function clusterConfig(dir: string, options: ClusterConfigOptions = {}): 
   cfg.slots.store = 'postgres';
   cfg.network.allowHosts = ['127.0.0.1'];
   if (options.anonymousRequests !== undefined) cfg.rateLimits.anonymous.requests = options.anonymousRequests;
+  if (options.planRequests !== undefined) for (const plan of Object.values(cfg.rateLimits.plans)) plan.requests = options.planRequests;
   if (options.windowSeconds !== undefined) cfg.rateLimits.windowSeconds = options.windowSeconds;
   const file = join(dir, 'cluster.yaml');
   writeFileSync(file, toYaml(cfg));
