@@ -13,7 +13,7 @@ import { createApp } from './app.ts';
 import { parseAllowedHosts } from './allowed-hosts.ts';
 import { parseTrustedProxies } from './trusted-proxies.ts';
 import { exitOnStartupFailure } from './startup-error.ts';
-import { installProcessGuards } from './process-guards.ts';
+import { ignoreBrokenStdio, installProcessGuards } from './process-guards.ts';
 import { loadLicence, startLine } from './licence.ts';
 import { prepareAuth } from './auth/startup.ts';
 
@@ -109,6 +109,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('received SIGINT', 0));
   process.on('SIGTERM', () => void stop('received SIGTERM', 0));
   installProcessGuards(process, logger, () => void stop('uncaught exception', 1));
+  ignoreBrokenStdio();
 
   // The search workers' start (a search before it starts its worker itself) and the start's
   // housekeeping (queued jobs, re-chunk and embed checks, the uploads sweep) come after one turn

@@ -40,3 +40,13 @@ export function installProcessGuards(proc: EventEmitter, logger: Logger, onUncau
     },
   };
 }
+
+/**
+ * Keeps the server serving when whoever reads its stdout or stderr goes away (a closed pipe or
+ * socket: EPIPE). Without a listener, the stream's 'error' is an uncaught exception, whose log
+ * line fails the same way: the process spun logging "uncaught exception" once a millisecond and
+ * never finished shutting down. Log lines written after that are dropped (there is no reader).
+ */
+export function ignoreBrokenStdio(streams: NodeJS.EventEmitter[] = [process.stdout, process.stderr]): void {
+  for (const s of streams) s.on('error', () => {});
+}

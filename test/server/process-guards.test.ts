@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { installProcessGuards } from '../../server/process-guards.ts';
+import { ignoreBrokenStdio, installProcessGuards } from '../../server/process-guards.ts';
+import { Writable } from 'node:stream';
 import { createConsoleLogger } from '../../core/services.ts';
 
 describe('the server process guards', () => {
@@ -33,4 +34,17 @@ describe('the server process guards', () => {
     assert.match(logged[2].message, /uncaught exception.*shuts down/);
     assert.doesNotMatch(lines.join('\n'), /PLANTED/);
   });
+});
+
+test('a stdout or stderr whose reader went away (EPIPE) is not an uncaught exception', async () => {
+  const broken = new Writable({
+    write(_chunk, _enc, cb) {
+      cb(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    },
+  });
+  ignoreBrokenStdio([broken]);
+  broken.write('a log line\n');
+  broken.write('another\n');
+  await new Promise((r) => setImmediate(r));
+  assert.ok(broken.listenerCount('error') > 0);
 });
