@@ -8,7 +8,8 @@
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { ROOT, makeDataDir, removeDataDir, startServer, stopAll, httpGet } from './refdesk-process.ts';
@@ -109,5 +110,23 @@ describe('deploy/compose.cluster.yaml', () => {
     assert.equal((await httpGet(`${server.base}/ping`)).status, 200, 'what the load balancer probes through nginx');
     await server.stop();
     assert.equal(run(server.port), 1);
+  });
+
+  // Docker's own reading of the file (services, anchors, depends_on conditions, networks), where a
+  // compose command is installed (Debian's docker-compose here; not in CI, which has no Docker).
+  const composeCommand = ['docker-compose', 'docker compose'].find((c) => spawnSync('sh', ['-c', `${c} version`], { stdio: 'ignore' }).status === 0);
+  test('docker compose accepts the file with the example env file', { skip: composeCommand ? false : 'no docker compose command installed' }, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'refdesk-compose-'));
+    try {
+      cpSync(DEPLOY, join(dir, 'deploy'), { recursive: true });
+      copyFileSync(join(dir, 'deploy', 'cluster.env.example'), join(dir, 'deploy', 'cluster.env'));
+      const r = spawnSync('sh', ['-c', `${composeCommand} -f deploy/compose.cluster.yaml config`], { cwd: dir, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      const config = parse(r.stdout);
+      assert.deepEqual(Object.keys(config.services).sort(), ['lb', 'migrate', 'postgres', 'refdesk-1', 'refdesk-2']);
+      assert.equal(config.services['refdesk-2'].depends_on.migrate.condition, 'service_completed_successfully');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
