@@ -634,6 +634,13 @@ export interface BuildStore {
    */
   localStoredDocs?(buildId: string): Promise<boolean>;
   /**
+   * Optional: the served builds whose index segment this code cannot read (written in another
+   * segment format, by an older or newer Refdesk), for a store that cannot rebuild a segment from
+   * a snippet pack of its own (PostgreSQL: the snippets live in the segment). core/rechunk.ts
+   * re-chunks their versions from their stored documents when a server starts.
+   */
+  unreadableBuilds?(): Promise<Set<string>>;
+  /**
    * Optional: the store's own index of build vectors (PostgreSQL with pgvector), or null when it
    * has none now. Without one (or null), core/vectors.ts keeps vectors in files beside the data
    * directory, as with the embedded store.

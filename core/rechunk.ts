@@ -1,6 +1,7 @@
 /**
  * Re-chunking from stored builds (issue 17): when what built a library version changes (its
  * source's plugin or options, or the chunker that chunked its documents: core/fingerprint.ts),
+ * or its store cannot read its index segment (another segment format: BuildStore.unreadableBuilds),
  * that version gets a `rechunk` job; versions built by unchanged plugins are left alone. The job reads the documents the served build
  * stored (core/stored-docs.ts) instead of the source, so it needs neither the source nor the
  * upload, and builds the version anew beside the served one like any ingest.
@@ -36,6 +37,8 @@ export interface RechunkPlan {
 export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
   const { store } = kernel;
   const plan: RechunkPlan = { queued: [], withoutStoredDocs: [] };
+  // Builds whose index segment this code cannot read (another segment format) are re-chunked too.
+  const unreadable = (await store.unreadableBuilds?.()) ?? new Set<string>();
   for (const library of await store.listLibraries()) {
     const fingerprints = buildFingerprints(kernel, library.source.kind);
     const pending = new Set(
@@ -44,7 +47,8 @@ export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
     for (const v of await store.listVersions(library.id)) {
       if (!v.activeBuildId || pending.has(v.version)) continue;
       const docs = await store.getDocuments(library.id, v.version);
-      if (docs.size === 0 || [...docs.values()].every((d) => fingerprints.current(d.chunker))) continue;
+      const formatChanged = unreadable.has(v.activeBuildId);
+      if (docs.size === 0 || (!formatChanged && [...docs.values()].every((d) => fingerprints.current(d.chunker)))) continue;
       const name = formatLibraryId(library.id, v.version);
       if (!(await hasLocalStoredDocs(store, kernel.env.dataDir, v.activeBuildId))) {
         plan.withoutStoredDocs.push(name);
@@ -53,13 +57,14 @@ export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
       // Another node starting now may queue it first: then it is not queued twice.
       const job = await queueJobOnce(store, { libraryId: library.id, version: v.version, kind: RECHUNK_JOB_KIND });
       if (!job) continue;
-      await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (the source or chunker that built it changed)`);
+      const why = formatChanged ? 'its index segment is of a format this version cannot read' : 'the source or chunker that built it changed';
+      await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (${why})`);
       plan.queued.push(name);
     }
   }
   if (plan.queued.length > 0) kernel.logger.info('the source or chunker that built these versions changed: re-chunking them from their stored documents', { versions: plan.queued });
   if (plan.withoutStoredDocs.length > 0) {
-    kernel.logger.warn('the source or chunker that built these versions changed, but they stored no documents: add or refresh them to re-chunk them', {
+    kernel.logger.warn('the source or chunker that built these versions changed (or their index segments are of another format), but they stored no documents: add or refresh them to re-chunk them', {
       versions: plan.withoutStoredDocs,
     });
   }

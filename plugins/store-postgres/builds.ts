@@ -26,7 +26,7 @@ import { RefdeskError } from '../../core/errors.ts';
 import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../../core/store-rules.ts';
 import { hasStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
 import { StagingFile, stagingFileName } from '../store-embedded/build-pack.ts';
-import { searchServedSegment, type ServedSegment } from '../store-embedded/segment.ts';
+import { SEGMENT_FORMAT, searchServedSegment, type ServedSegment } from '../store-embedded/segment.ts';
 import { writeSegmentOffThread } from '../store-embedded/segment-build.ts';
 import type { PgCatalog } from './catalog.ts';
 import { PgRole, type PgDatabase } from './database.ts';
@@ -302,6 +302,21 @@ export class PgBuilds extends PgRole implements BuildStore {
     const dataDir = this.database.env.dataDir;
     if (await hasStoredDocs(dataDir, buildId)) return true;
     return downloadStoredDocs((sql, params) => this.query(sql, params), dataDir, buildId);
+  }
+
+  /**
+   * Optional BuildStore method: the served builds whose segment is of another format than this
+   * code reads (an upgrade changed it). Their snippets are inside that segment, so this store
+   * cannot rebuild it; the server re-chunks their versions from the stored documents at start
+   * (core/rechunk.ts), and until then such a version answers with an error saying so.
+   */
+  async unreadableBuilds(): Promise<Set<string>> {
+    const rows = await this.query(
+      `SELECT b.id FROM versions v JOIN builds b ON b.id = v.active_build_id
+       WHERE b.state = 'finalized' AND b.segment_format IS DISTINCT FROM $1`,
+      [SEGMENT_FORMAT],
+    );
+    return new Set(rows.map((r) => str(r.id)));
   }
 
   /**

@@ -300,7 +300,7 @@ export class PgSegmentCache {
 
   private unusable(buildId: string, err: SegmentError): RefdeskError {
     this.database.logger.error('store: the index segment of a build cannot be opened', { buildId, reason: err.reason, detail: err.message });
-    return new RefdeskError('internal_error', `The index segment of build ${buildId} cannot be used (${err.reason}: ${err.message}); refresh the library to build it again.`, { cause: err });
+    return new RefdeskError('internal_error', `The index segment of build ${buildId} cannot be used (${err.reason}: ${err.message}); a re-chunk from its stored documents (queued when a server starts) or a refresh of the library builds it again.`, { cause: err });
   }
 
   /**
@@ -308,7 +308,8 @@ export class PgSegmentCache {
    * computed again from the snippets it holds (as at finalize: a worker thread for a large
    * build), written over its rows with what the catalog records of it, and opened. When another
    * node rebuilt it meanwhile, its copy is fetched instead. A segment of another format cannot
-   * be read here at all: refused with a clear error (a refresh builds it again).
+   * be read here at all: refused with a clear error; the server re-chunks such versions from
+   * their stored documents when it starts (PgBuilds.unreadableBuilds, core/rechunk.ts).
    */
   private async rebuild(buildId: string, path: string, why: SegmentError): Promise<ServedSegment> {
     this.database.logger.warn('store: rebuilding the index segment of a build (other search parameters)', { buildId, detail: why.message });
