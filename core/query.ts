@@ -4,51 +4,22 @@
  * with `fast`, or when the reranker is inactive, e.g. no LLM in Settings) -> context
  * assembly under a token budget (relevance cut-off, deduplication) -> json or txt.
  */
-import type { LibraryRecord, Reranker, SearchHit, StoredSnippet } from './contracts.ts';
+import type { LibraryRecord, Reranker, SearchHit } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { formatLibraryId, type LibraryId } from './library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from './library-resolve.ts';
 import { assembleContext, type ContextSnippet } from './context-assembly.ts';
 import { startHybrid } from './hybrid.ts';
+import { contextJson, contextText, type ContextFormat, type ContextJson } from './context-format.ts';
 
 export { assembleContext, type ContextSnippet } from './context-assembly.ts';
+export type { CodeSnippetJson, ContextFormat, ContextJson, InfoSnippetJson, SnippetSource } from './context-format.ts';
 
 export interface ContextRequest {
   libraryId: string;
   query: string;
   tokens?: number;
-}
-
-export interface SnippetSource {
-  path: string;
-  url?: string;
-  lineStart: number;
-  lineEnd: number;
-}
-
-export interface CodeSnippetJson {
-  /** 1-based position of the snippet in the whole answer (code and info snippets together). */
-  rank: number;
-  codeTitle: string;
-  codeDescription: string;
-  codeLanguage: string;
-  codeTokens: number;
-  codeId: string;
-  pageTitle: string;
-  codeList: Array<{ language: string; code: string }>;
-  breadcrumb: string;
-  source: SnippetSource;
-}
-
-export interface InfoSnippetJson {
-  /** 1-based position of the snippet in the whole answer (code and info snippets together). */
-  rank: number;
-  pageId: string;
-  breadcrumb: string;
-  content: string;
-  contentTokens: number;
-  source: SnippetSource;
 }
 
 export interface ContextResult {
@@ -57,6 +28,12 @@ export interface ContextResult {
   /** Selected snippets, best first (a whole section may be one snippet with several code blocks). */
   snippets: ContextSnippet[];
   totalTokens: number;
+  /**
+   * Only when `ContextOptions.encode` asked for it and the searcher (a search worker) formatted
+   * the answer itself: the answer's bytes in that format (core/context-format.ts
+   * encodeContextAnswer), and `snippets` is then empty. Never set for an empty answer.
+   */
+  encoded?: Uint8Array;
 }
 
 export const QUERY_MAX_LENGTH = 500;
@@ -75,18 +52,20 @@ export function tokenBudget(kernel: Kernel, tokens: number | undefined): number 
  */
 export interface ContextSearcher {
   /**
-   * With `assemble`, the answer's snippets (assembleContext under that budget); without, the
-   * hits. Null when it cannot serve this version (getContext then uses the store's search).
-   * Rejects with RefdeskError `processing_timeout` once `signal` aborts, abandoning the work.
+   * With `assemble`, the answer's snippets (assembleContext under that budget), or, when
+   * `assemble.encode` names a format and the answer is not empty, its bytes in that format
+   * (encodeContextAnswer) with its token count; without `assemble`, the hits. Null when it
+   * cannot serve this version (getContext then uses the store's search). Rejects with
+   * RefdeskError `processing_timeout` once `signal` aborts, abandoning the work.
    */
   search(
     libraryId: string,
     version: string,
     query: string,
     limit: number,
-    assemble: { budget: number } | null,
+    assemble: { budget: number; encode?: ContextFormat } | null,
     signal?: AbortSignal,
-  ): Promise<{ hits: SearchHit[] } | { snippets: ContextSnippet[] } | null>;
+  ): Promise<{ hits: SearchHit[] } | { snippets: ContextSnippet[] } | { encoded: Uint8Array; totalTokens: number } | null>;
 }
 
 export interface ContextOptions {
@@ -101,6 +80,11 @@ export interface ContextOptions {
    * service does, to check the policy): the ID is not resolved and the record not read again.
    */
   resolved?: { id: LibraryId; library: LibraryRecord };
+  /**
+   * The format the caller will send the answer in (the HTTP API): a searcher that assembles the
+   * answer may return it encoded (`ContextResult.encoded`) instead of its snippets.
+   */
+  encode?: ContextFormat;
 }
 
 /** The kernel's reranker when it would change anything now (an LLM reranker with no LLM set changes nothing). */
@@ -138,7 +122,9 @@ export async function getContext(kernel: Kernel, req: ContextRequest, options: C
   const reranker = options.fast ? null : await activeReranker(kernel);
   // With vectors of the configured embedder: the question is embedded while the lexical search runs (core/hybrid.ts).
   const hybrid = await startHybrid(kernel, parsed.id, version, query);
-  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, reranker || hybrid ? null : { budget }, options.signal) : null;
+  const assemble = reranker || hybrid ? null : options.encode ? { budget, encode: options.encode } : { budget };
+  const remote = options.searcher ? await options.searcher.search(parsed.id, version, query, CANDIDATES, assemble, options.signal) : null;
+  if (remote && 'encoded' in remote) return { library, version, snippets: [], totalTokens: remote.totalTokens, encoded: remote.encoded };
   let snippets: ContextSnippet[];
   if (remote && 'snippets' in remote) snippets = remote.snippets;
   else {
@@ -156,65 +142,15 @@ export async function getContext(kernel: Kernel, req: ContextRequest, options: C
   return { library, version, snippets, totalTokens: snippets.reduce((n, s) => n + s.tokens, 0) };
 }
 
-function sourceOf(s: ContextSnippet): SnippetSource {
-  return { path: s.sourcePath, ...(s.sourceUrl ? { url: s.sourceUrl } : {}), lineStart: s.lineStart, lineEnd: s.lineEnd };
+/** The JSON format of an answer (the API's `type=json`). */
+export function toContextJson(result: ContextResult): ContextJson {
+  return contextJson(result.snippets);
 }
-
-/** A stable reference to a snippet: its URL if known, else path#Lstart-Lend. */
-function refOf(s: StoredSnippet): string {
-  return s.sourceUrl ?? `${s.sourcePath}#L${s.lineStart}-L${s.lineEnd}`;
-}
-
-export function toContextJson(result: ContextResult): { codeSnippets: CodeSnippetJson[]; infoSnippets: InfoSnippetJson[] } {
-  const codeSnippets: CodeSnippetJson[] = [];
-  const infoSnippets: InfoSnippetJson[] = [];
-  result.snippets.forEach((s, i) => {
-    const rank = i + 1;
-    if (s.type === 'code') {
-      codeSnippets.push({
-        rank,
-        codeTitle: s.title,
-        codeDescription: s.description,
-        codeLanguage: s.language,
-        codeTokens: s.tokens,
-        codeId: refOf(s),
-        pageTitle: s.pageTitle,
-        codeList: s.codeList ?? [{ language: s.language, code: s.code }],
-        breadcrumb: s.breadcrumb.join(' > '),
-        source: sourceOf(s),
-      });
-    } else {
-      infoSnippets.push({
-        rank,
-        pageId: s.sourceUrl ?? s.sourcePath,
-        breadcrumb: s.breadcrumb.join(' > '),
-        content: s.content,
-        contentTokens: s.tokens,
-        source: sourceOf(s),
-      });
-    }
-  });
-  return { codeSnippets, infoSnippets };
-}
-
-const SEPARATOR = '\n\n--------------------------------\n\n';
 
 /** The readable text format: one block per snippet, best first. */
 export function toContextText(result: ContextResult): string {
   if (result.snippets.length === 0) {
     return `No documentation in ${formatLibraryId(result.library.id, result.version)} matches this query. Try other words, or one concept per query.`;
   }
-  return result.snippets
-    .map((s) => {
-      const where = `Source: ${s.sourceUrl ?? s.sourcePath} (lines ${s.lineStart}-${s.lineEnd})`;
-      if (s.type === 'code') {
-        const blocks = (s.codeList ?? [{ language: s.language, code: s.code }]).map((c) => {
-          const fence = c.code.includes('```') ? '````' : '```';
-          return `${fence}${c.language}\n${c.code}\n${fence}`;
-        });
-        return [`### ${s.title}`, where, s.description, ...blocks].filter(Boolean).join('\n\n');
-      }
-      return [`### ${s.breadcrumb.join(' > ')}`, where, s.content].join('\n\n');
-    })
-    .join(SEPARATOR);
+  return contextText(result.snippets);
 }

@@ -19,15 +19,20 @@
  *   - timeout: with api.requestTimeoutMs set low, do questions past the deadline get a 504, and
  *     how long after the request did it arrive.
  *
+ *   - warm: the sequential and concurrency-16 figures again after --warmup questions (default
+ *     2,000, each different): the steady state, without the JIT's warm-up of a fresh server;
+ *
  *   npm run bench:serve [-- --corpora koa,python] [--skip-ingest --data-dir DIR] [--requests 200]
- *                       [--seconds 10] [--timeout-ms 20] [--starts 3]
+ *                       [--seconds 10] [--timeout-ms 20] [--starts 3] [--warmup 2000]
  *
  * Before and after, alternated in one window (the serving figures only: sequential latency,
  * server CPU per request, throughput at concurrency 16 beside the bare Koa route), the other
  * checkout's bin/refdesk.js ("before", built with `npm run build` there) against this one's
  * ("after"), on one data directory, in the order before/after, after/before, ...:
  *
- *   npm run bench:serve -- --skip-ingest --data-dir DIR --compare OTHER_CHECKOUT [--rounds 4]
+ *   npm run bench:serve -- --skip-ingest --data-dir DIR --compare OTHER_CHECKOUT [--rounds 4] [--warmup N]
+ *
+ * (with --warmup, each server answers N questions before the measured ones; default none).
  *
  * Timings depend on the machine's load: the JSON carries `uptime`'s load averages before and after.
  */
@@ -59,6 +64,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     compare: { type: 'string' },
     rounds: { type: 'string', default: '4' },
+    warmup: { type: 'string' },
   },
 });
 
@@ -86,6 +92,18 @@ const REQUESTS = positiveInt('requests');
 const SECONDS = positiveInt('seconds');
 const TIMEOUT_MS = positiveInt('timeout-ms');
 const STARTS = positiveInt('starts');
+/**
+ * Questions asked before the warm measurement (the full run: 2,000; --compare: none unless given).
+ * Right after a start most of a question's CPU is V8 compiling the hot code (in its own threads)
+ * and running it unoptimized; a server that has answered a few thousand questions no longer pays it.
+ */
+const WARMUP = values.warmup === undefined ? (values.compare ? 0 : 2000) : nonNegativeInt('warmup');
+
+function nonNegativeInt(name: string): number {
+  const v = String(values[name as keyof typeof values]);
+  if (!/^\d+$/.test(v)) fail(`--${name} must be a whole number`);
+  return Number(v);
+}
 
 function positiveInt(name: string): number {
   const v = String(values[name as keyof typeof values]);
@@ -228,6 +246,7 @@ async function compareServing(dataDir: string, otherRoot: string): Promise<void>
         // The same questions for both variants, a different one each request.
         let qi = 0;
         const next = () => contextUrl(server.base, largest, questions[qi++ % questions.length] + (qi > questions.length ? ` ${Math.floor(qi / questions.length)}` : ''));
+        await warmUp(next, auth);
         const loadBefore = load();
         const seq: number[] = [];
         const cpu0 = cpuMs(server.child.pid!);
@@ -266,6 +285,19 @@ async function compareServing(dataDir: string, otherRoot: string): Promise<void>
     ]),
   );
   process.stdout.write(JSON.stringify({ machine: { cpus: (await import('node:os')).cpus().length, node: process.version }, library: libraryIdOf(largest), requests: REQUESTS, seconds: SECONDS, before: variants.before, after: variants.after, summary, runs }, null, 2) + '\n');
+}
+
+/** WARMUP context questions (each different), four at a time, every answer checked. */
+async function warmUp(next: () => string, auth: Record<string, string>): Promise<void> {
+  let left = WARMUP;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (left-- > 0) {
+        const r = await timed(next(), auth);
+        if (r.status !== 200) fail(`warm-up: context ${r.status} ${r.body.toString().slice(0, 300)}`);
+      }
+    }),
+  );
 }
 
 /** A bare Koa route serving a real answer's bytes from memory, at concurrency 16 for SECONDS. */
@@ -369,6 +401,33 @@ async function main() {
       const bareRun = await bareKoaRun(sample!);
       result.throughput16 = { refdesk: { ...refdeskRun, serverCpuMsPerRequest: refdeskCpuMsPerRequest }, bareKoa: bareRun, share: round(refdeskRun.rps / bareRun.rps, 3), answerBytes: sample!.body.length, load: load() };
       log(`throughput: refdesk ${refdeskRun.rps} rps, bare ${bareRun.rps} rps`);
+
+      // The same two figures once the server has answered WARMUP more questions (steady state).
+      if (WARMUP > 0) {
+        const warmCpu0 = cpuMs(server.child.pid!);
+        await warmUp(() => contextUrl(server.base, largest, nextQuestion()), auth);
+        const warmupCpuMsPerRequest = round((cpuMs(server.child.pid!) - warmCpu0) / WARMUP, 2);
+        const warmSeq: number[] = [];
+        const cpu0 = cpuMs(server.child.pid!);
+        for (let i = 0; i < REQUESTS; i++) {
+          const r = await timed(contextUrl(server.base, largest, nextQuestion()), auth);
+          if (r.status !== 200) fail(`context: ${r.status} ${r.body.toString().slice(0, 300)}`);
+          warmSeq.push(r.ms);
+        }
+        const seqCpu = round((cpuMs(server.child.pid!) - cpu0) / REQUESTS, 2);
+        const cpu1 = cpuMs(server.child.pid!);
+        const warm16 = await hammer(16, SECONDS, () => contextUrl(server.base, largest, nextQuestion()), auth);
+        const c16Cpu = round((cpuMs(server.child.pid!) - cpu1) / Math.max(1, warm16.requests), 2);
+        const warmBare = await bareKoaRun(sample!);
+        result.warm = {
+          warmupQuestions: WARMUP,
+          warmupCpuMsPerRequest,
+          sequentialContext: { latencyMs: stats(warmSeq), serverCpuMsPerRequest: seqCpu },
+          throughput16: { refdesk: { ...warm16, serverCpuMsPerRequest: c16Cpu }, bareKoa: warmBare, share: round(warm16.rps / warmBare.rps, 3) },
+          load: load(),
+        };
+        log(`warm (after ${WARMUP} questions): sequential ${JSON.stringify(stats(warmSeq))}, ${seqCpu} ms CPU a question; concurrency 16 ${warm16.rps} rps (bare ${warmBare.rps})`);
+      }
 
       // /ping at concurrency 32 while an archive of the largest corpus is ingested through the server.
       const archive = join(scratch, `${largest.name}.tar.gz`);

@@ -23,7 +23,7 @@ import { availableParallelism } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger, Store } from '../core/contracts.ts';
-import type { ContextSearcher, ContextSnippet } from '../core/query.ts';
+import type { ContextFormat, ContextSearcher, ContextSnippet } from '../core/query.ts';
 import type { SearchHit, SegmentFileRef } from '../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import type { SearchReply, SearchRequest, SearchWorkerData } from './search-worker.ts';
@@ -84,9 +84,10 @@ export class SearchPool implements ContextSearcher {
   /**
    * Counts for tests and reports; `workMs` sums the workers' own time on the searches answered,
    * `roundTripMs` the time from handing each of them to its worker to its answer arriving (the
-   * difference is the message passing, structured clone and scheduling: the pool's own cost).
+   * difference is the message passing, structured clone and scheduling: the pool's own cost);
+   * `encoded` counts the answers the workers sent as bytes in the asked format.
    */
-  readonly stats = { started: 0, crashed: 0, abandoned: 0, searched: 0, workMs: 0, roundTripMs: 0 };
+  readonly stats = { started: 0, crashed: 0, abandoned: 0, searched: 0, encoded: 0, workMs: 0, roundTripMs: 0 };
 
   constructor(
     private readonly store: Store,
@@ -107,13 +108,13 @@ export class SearchPool implements ContextSearcher {
     version: string,
     query: string,
     limit: number,
-    assemble: { budget: number } | null,
+    assemble: { budget: number; encode?: ContextFormat } | null,
     signal?: AbortSignal,
-  ): Promise<{ hits: SearchHit[] } | { snippets: ContextSnippet[] } | null> {
+  ): Promise<{ hits: SearchHit[] } | { snippets: ContextSnippet[] } | { encoded: Uint8Array; totalTokens: number } | null> {
     if (!this.active || !this.store.segmentFile) return null;
     const ref = await this.store.segmentFile(libraryId, version);
     if (!ref || !this.active) return null;
-    const reply = await this.run(ref, query, limit, assemble?.budget ?? null, signal);
+    const reply = await this.run(ref, query, limit, assemble?.budget ?? null, assemble?.encode ?? null, signal);
     if (!reply.ok) {
       if (reply.segment) {
         this.logger.warn('search worker: the index segment cannot be used; the store searches it (and repairs it)', { buildId: ref.buildId, detail: reply.message });
@@ -122,6 +123,10 @@ export class SearchPool implements ContextSearcher {
       throw new Error(`search worker: ${reply.message}`);
     }
     this.stats.searched++;
+    if ('encoded' in reply) {
+      this.stats.encoded++;
+      return { encoded: reply.encoded, totalTokens: reply.totalTokens };
+    }
     return 'hits' in reply ? { hits: reply.hits } : { snippets: reply.snippets };
   }
 
@@ -149,12 +154,12 @@ export class SearchPool implements ContextSearcher {
     await Promise.all(stopping);
   }
 
-  private run(ref: SegmentFileRef, query: string, limit: number, budget: number | null, signal?: AbortSignal): Promise<SearchReply> {
+  private run(ref: SegmentFileRef, query: string, limit: number, budget: number | null, encode: ContextFormat | null, signal?: AbortSignal): Promise<SearchReply> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const slot = this.slots[slotOf(ref.buildId, this.size)];
     return new Promise<SearchReply>((resolve, reject) => {
       const task: Task = {
-        req: { id: this.nextId++, buildId: ref.buildId, path: ref.path, checksum: ref.checksum, query, limit, budget },
+        req: { id: this.nextId++, buildId: ref.buildId, path: ref.path, checksum: ref.checksum, query, limit, budget, encode },
         resolve,
         reject,
         signal,

@@ -5,13 +5,18 @@
  * main thread has no reranker to run on the hits. Imports only the search code, the segment
  * reader and context assembly (not the kernel), so it starts in a fraction of the server's time.
  *
- * Messages in:  {id, buildId, path, checksum, query, limit, budget}   (budget null: hits wanted)
+ * Messages in:  {id, buildId, path, checksum, query, limit, budget, encode}
+ *               (budget null: hits wanted; encode 'txt' | 'json': the answer's bytes wanted)
  * Messages out: {ready: true} once, then per search
- *               {id, ok: true, hits} | {id, ok: true, snippets} | {id, ok: false, segment, message}
+ *               {id, ok: true, hits} | {id, ok: true, snippets} | {id, ok: true, encoded, totalTokens}
+ *               | {id, ok: false, segment, message}
+ * An encoded answer's bytes are transferred, not copied; an empty answer comes back as
+ * `snippets: []` (its text names the library, which the main thread formats).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SearchHit } from '../core/contracts.ts';
 import type { ContextSnippet } from '../core/context-assembly.ts';
+import { encodeContextAnswer, type ContextFormat } from '../core/context-format.ts';
 import { DEFAULT_BM25 } from '../core/search/lexical-index.ts';
 import { SegmentError, assembleFromSegment, openSegment, searchServedSegment, type ServedSegment } from '../plugins/store-embedded/segment.ts';
 import { SegmentCache } from '../plugins/store-embedded/segment-cache.ts';
@@ -31,11 +36,14 @@ export interface SearchRequest {
   query: string;
   limit: number;
   budget: number | null;
+  /** With a budget: return the answer encoded in this format (not its snippets), when not empty. */
+  encode: ContextFormat | null;
 }
 
 export type SearchReply = (
   | { id: number; ok: true; hits: SearchHit[] }
   | { id: number; ok: true; snippets: ContextSnippet[] }
+  | { id: number; ok: true; encoded: Uint8Array; totalTokens: number }
   | { id: number; ok: false; segment: boolean; message: string }
 ) & {
   /** Milliseconds the worker spent on the request (open, search, reads, assembly). */
@@ -78,15 +86,20 @@ port.on('message', (req: SearchRequest) => {
   try {
     testHook(req.query);
     const segment = segmentFor(req);
-    reply =
-      req.budget === null
-        ? { id: req.id, ok: true, hits: searchServedSegment(segment, req.query, req.limit) }
-        : { id: req.id, ok: true, snippets: assembleFromSegment(segment, req.query, req.limit, req.budget) };
+    if (req.budget === null) reply = { id: req.id, ok: true, hits: searchServedSegment(segment, req.query, req.limit) };
+    else {
+      const snippets = assembleFromSegment(segment, req.query, req.limit, req.budget);
+      reply =
+        req.encode && snippets.length > 0
+          ? { id: req.id, ok: true, encoded: encodeContextAnswer(snippets, req.encode), totalTokens: snippets.reduce((n, s) => n + s.tokens, 0) }
+          : { id: req.id, ok: true, snippets };
+    }
   } catch (err) {
     if (err instanceof SegmentError) cache.delete(req.buildId);
     reply = { id: req.id, ok: false, segment: err instanceof SegmentError, message: (err as Error).message };
   }
-  port.postMessage({ ...reply, workMs: performance.now() - t0 });
+  // An encoded answer's buffer is moved to the main thread, not copied (it is its own ArrayBuffer).
+  port.postMessage({ ...reply, workMs: performance.now() - t0 }, 'encoded' in reply ? [reply.encoded.buffer as ArrayBuffer] : []);
 });
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -8,6 +8,7 @@
  *   service.checkRateLimit(principal);                                      // 429 when over
  *   await service.searchLibrariesFor(principal, { libraryName, query });    // {results, searchFilterApplied}
  *   await service.getContextFor(principal, { libraryId, query, type });     // {type:'txt', text} | {type:'json', body}
+ *   await service.getContextBytesFor(principal, { libraryId, query, type }); // {type, bytes} as HTTP sends them
  */
 import type { Kernel } from '../../core/kernel.ts';
 import { existsSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { RefdeskError, isRefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { formatLibraryId, parseLibraryId, slugifyLibraryName, validateLibraryName } from '../../core/library-id.ts';
 import { describeUnknownLibrary, resolveLibraryId } from '../../core/library-resolve.ts';
-import { getContext, toContextJson, toContextText, type ContextSearcher } from '../../core/query.ts';
+import { getContext, toContextJson, toContextText, type ContextResult, type ContextSearcher } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { RateLimiter, type RateLimitDecision } from '../access/rate-limit.ts';
 import { applyPolicyPatch, bindSourceCategories, decide, getPolicy, isRestrictive, setPolicy, type Policy } from '../access/policy.ts';
@@ -48,6 +49,13 @@ export interface SearchResponse {
 }
 
 export type ContextResponse = { type: 'txt'; text: string; libraryId: string } | { type: 'json'; body: ReturnType<typeof toContextJson>; libraryId: string };
+
+/** A context answer's bytes as the HTTP API sends them (getContextBytesFor). */
+export interface ContextBytes {
+  type: 'json' | 'txt';
+  bytes: Buffer;
+  libraryId: string;
+}
 
 export interface PolicyResponse extends Policy {
   accessibleLibraryCount: number;
@@ -156,6 +164,24 @@ export class ApiService {
 
   /** GET /api/v2/context: libraryId, query, type (txt|json), tokens, fast. */
   async getContextFor(_principal: Principal, params: Params): Promise<ContextResponse> {
+    const { type, result } = await this.contextResult(params, false);
+    const id = formatLibraryId(result.library.id, result.version);
+    return type === 'json' ? { type, body: toContextJson(result), libraryId: id } : { type, text: toContextText(result), libraryId: id };
+  }
+
+  /**
+   * The context answer as the HTTP API sends it: the bytes of the text or of the JSON
+   * (JSON.stringify of getContextFor's body, as Koa serializes an object), in UTF-8. A search
+   * worker that assembled the answer sends these bytes itself; otherwise they are made here.
+   */
+  async getContextBytesFor(_principal: Principal, params: Params): Promise<ContextBytes> {
+    const { type, result } = await this.contextResult(params, true);
+    const id = formatLibraryId(result.library.id, result.version);
+    const bytes = result.encoded ?? new TextEncoder().encode(type === 'json' ? JSON.stringify(toContextJson(result)) : toContextText(result));
+    return { type, bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), libraryId: id };
+  }
+
+  private async contextResult(params: Params, encode: boolean): Promise<{ type: 'json' | 'txt'; result: ContextResult }> {
     const libraryId = requiredString(params, 'libraryId');
     const query = requiredString(params, 'query');
     const type = optionalEnum(params, 'type', ['json', 'txt'] as const, 'txt');
@@ -167,15 +193,14 @@ export class ApiService {
       throw new RefdeskError('library_not_found', `Library ${describeUnknownLibrary(libraryId, parsed)} not found. Check the library ID (search with /api/v2/libs/search) or your access permissions.`);
     }
     const result = await this.backend('Documentation search', (signal) =>
-      getContext(this.kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal, fast, resolved: { id: parsed, library } }),
+      getContext(this.kernel, { libraryId: formatLibraryId(library.id, parsed.version), query, tokens }, { searcher: this.searcher, signal, fast, resolved: { id: parsed, library }, encode: encode ? type : undefined }),
     ).catch(
       async (e: unknown) => {
         const notServed = isRefdeskError(e) && (e.code === 'library_not_finalized' || e.code === 'version_not_found');
         throw library && notServed ? ((await this.unprocessable(library, parsed.version)) ?? e) : e;
       },
     );
-    const id = formatLibraryId(result.library.id, result.version);
-    return type === 'json' ? { type, body: toContextJson(result), libraryId: id } : { type, text: toContextText(result), libraryId: id };
+    return { type, result };
   }
 
   /**

@@ -7,13 +7,11 @@ import { principalOf } from '../public-api.ts';
 export function contextRoutes(service: ApiService): Router {
   const r = newRouter();
   r.get('/api/v2/context', async (ctx) => {
-    const result = await service.getContextFor(principalOf(ctx), ctx.query);
-    if (result.type === 'json') {
-      ctx.body = result.body;
-    } else {
-      ctx.type = 'text/plain; charset=utf-8';
-      ctx.body = result.text;
-    }
+    // The answer's bytes (made by the search worker when it assembled the answer): the same
+    // bytes and headers as the text, or the object Koa would serialize, sent without a copy.
+    const result = await service.getContextBytesFor(principalOf(ctx), ctx.query);
+    ctx.type = result.type === 'json' ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
+    ctx.body = result.bytes;
   });
   return r;
 }

@@ -81,6 +81,9 @@ describe('context answer bytes (issue 17: a faster serving path, the same answer
     const res = await fetch(`${base}/api/v2/context?${new URLSearchParams({ libraryId: LIBRARY, query, type })}`, { headers: auth });
     const text = await res.text();
     assert.equal(res.status, 200, text);
+    // The headers Koa gave the text and the object bodies before the worker sent bytes.
+    assert.equal(res.headers.get('content-type'), type === 'json' ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8');
+    assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)));
     return { text, etag: res.headers.get('etag') };
   };
 
@@ -93,7 +96,9 @@ describe('context answer bytes (issue 17: a faster serving path, the same answer
   test('over HTTP, through the search workers: the bytes of the in-process answer, again after reads from memory and after writes, and the recorded digests', async () => {
     const digests: Record<string, string> = {};
     const first = new Map<string, { text: string; etag: string | null }>();
+    let nonEmpty = 0;
     for (const query of questions()) {
+      if ((await getContext(kernel, { libraryId: LIBRARY, query })).snippets.length > 0) nonEmpty += 2;
       for (const type of ['txt', 'json'] as const) {
         const got = await ask(query, type);
         assert.equal(got.text, await local(query, type), `${type}: ${query}`);
@@ -102,6 +107,15 @@ describe('context answer bytes (issue 17: a faster serving path, the same answer
       }
     }
     assert.ok(made.searchPool && made.searchPool.stats.searched >= 16, 'answered by the search workers');
+    // Every answer with snippets came from the worker as bytes.
+    assert.ok(nonEmpty >= 14, `the questions give ${nonEmpty / 2} non-empty answers`);
+    assert.equal(made.searchPool.stats.encoded, nonEmpty, 'non-empty answers encoded by the worker');
+    // An empty answer names its library: the worker sends no bytes and the text is made here.
+    for (const type of ['txt', 'json'] as const) {
+      assert.equal((await getContext(kernel, { libraryId: LIBRARY, query: 'qqzzxxjj' })).snippets.length, 0);
+      assert.equal((await ask('qqzzxxjj', type)).text, await local('qqzzxxjj', type), `${type}: the empty answer`);
+    }
+    assert.equal(made.searchPool.stats.encoded, nonEmpty, 'an empty answer is not encoded by the worker');
 
     // Every catalog read now comes from memory; then the database changes under it.
     for (const step of ['again', 'after writes']) {
