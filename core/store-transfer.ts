@@ -137,7 +137,9 @@ export abstract class ContractTransfer implements StoreTransfer {
         const snippets = (await s.getSnippets(l.id, v.version)).map(({ id: _id, seq: _seq, ...rest }): Snippet => rest);
         const documents = [...(await s.getDocuments(l.id, v.version)).values()];
         const storedDocs = (await hasLocalStoredDocs(s, this.dataDir, v.activeBuildId)) ? await readFile(storedDocsPath(this.dataDir, v.activeBuildId)) : null;
-        const vectors = await readBuildVectors(this.vectorsHost, v.activeBuildId);
+        // Damaged vectors (their checksum fails) serve lexically on the source too: moved without
+        // them, the target's first server queues an embed job for the version.
+        const vectors = await readBuildVectors(this.vectorsHost, v.activeBuildId).catch(() => null);
         yield { kind: 'version', libraryId: l.id, version: v.version, lastUpdateDate: v.lastUpdateDate, snippets, documents, storedDocs, vectors };
       }
     }

@@ -107,20 +107,29 @@ async function startGate(vendor: EmbeddingServer): Promise<TestServer & { hold: 
   return gate;
 }
 
+/**
+ * One answer whose question was embedded: a question whose embedding took longer than the
+ * server's limit (3 s, core/hybrid.ts; possible on a loaded machine's first question) is answered
+ * lexically and logged as such, and is asked again.
+ */
+async function hybridAnswer(server: RefdeskServer, url: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const [err, out] = [server.stderr().length, server.stdout().length];
+    const r = await httpGet(url);
+    assert.equal(r.status, 200, r.text);
+    await sleep(100); // the child's log line, written before its answer, may arrive after it
+    if (!/could not be embedded/.test(server.stderr().slice(err) + server.stdout().slice(out))) return r.text;
+    if (attempt >= 4) assert.fail(`the question of ${url} was never embedded in time`);
+    await sleep(500);
+  }
+}
+
 /** The answers (raw bodies) and the texts the embedder was asked for while they were computed (not the pets job's). */
 async function answers(server: RefdeskServer, vendor: EmbeddingServer): Promise<{ bodies: string[]; embedded: string[] }> {
   const before = vendor.bodies.length;
   const bodies: string[] = [];
-  for (const [id, q] of QUESTIONS) {
-    const r = await httpGet(`${server.base}/api/v2/context?libraryId=${encodeURIComponent(id)}&query=${encodeURIComponent(q)}&type=json`);
-    assert.equal(r.status, 200, r.text);
-    bodies.push(r.text);
-  }
-  for (const [name, q] of SEARCHES) {
-    const r = await httpGet(`${server.base}/api/v2/libs/search?libraryName=${encodeURIComponent(name)}&query=${encodeURIComponent(q)}`);
-    assert.equal(r.status, 200, r.text);
-    bodies.push(r.text);
-  }
+  for (const [id, q] of QUESTIONS) bodies.push(await hybridAnswer(server, `${server.base}/api/v2/context?libraryId=${encodeURIComponent(id)}&query=${encodeURIComponent(q)}&type=json`));
+  for (const [name, q] of SEARCHES) bodies.push(await hybridAnswer(server, `${server.base}/api/v2/libs/search?libraryName=${encodeURIComponent(name)}&query=${encodeURIComponent(q)}`));
   return { bodies, embedded: embeddedTexts(vendor, before) };
 }
 
@@ -177,7 +186,7 @@ describe('refdesk migrate-store: vectors and queued uploads', { timeout: 900_000
     } finally {
       await server.stop();
     }
-    assert.equal(original.embedded.length, QUESTIONS.length + SEARCHES.length, `each question embedded (the answers are hybrid): ${original.embedded.join(' | ')}`);
+    assert.equal(new Set(original.embedded).size, QUESTIONS.length + SEARCHES.length, `each question embedded (the answers are hybrid): ${original.embedded.join(' | ')}`);
 
     // A library whose OpenAPI upload job is still queued (the server was stopped before it ran).
     const name = `${randomUUID()}.json`;
@@ -235,7 +244,7 @@ describe('refdesk migrate-store: vectors and queued uploads', { timeout: 900_000
       try {
         const moved = await answers(server, vendor);
         assert.deepEqual(moved.bodies, original.bodies, `${what}: the same answers`);
-        assert.deepEqual(embeddedTexts(vendor, started), original.embedded, `${what}: only the questions were embedded, no snippet again`);
+        assert.deepEqual([...new Set(embeddedTexts(vendor, started))].sort(), [...new Set(original.embedded)].sort(), `${what}: only the questions were embedded, no snippet again`);
         gate.release();
         assert.equal(await jobEnd(server, '/upload/pets'), 'succeeded', `${what}: the queued upload job ran`);
         const pets = await httpGet(`${server.base}/api/v2/context?libraryId=/upload/pets&query=list+pets`);
