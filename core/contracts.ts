@@ -558,6 +558,26 @@ export interface UploadStoreHost {
   readonly uploads: UploadStore;
 }
 
+/**
+ * Optional Store capability: library-search vectors (one per library: core/vectors.ts
+ * writeLibraryVector, core/library-vectors.ts) kept in the store, so that every node of a shared
+ * store ranks libraries by them (PostgreSQL: `library_vectors`, cached per node and kept current
+ * by the change feed). Without it they are files in the data directory (the embedded store).
+ */
+export interface LibraryVectorStore {
+  /** Replaces the library's vector (the library must exist; it goes when the library is deleted). */
+  putLibraryVector(v: { libraryId: string; model: string; vector: Float32Array }): Promise<void>;
+  /** The vectors of these libraries that exist (any model), in no particular order. */
+  getLibraryVectors(libraryIds: readonly string[]): Promise<Array<{ libraryId: string; model: string; vector: Float32Array }>>;
+  /** Changes whenever a library vector is written or removed (an answer's ETag holds it). */
+  libraryVectorsTag(): Promise<string>;
+}
+
+/** A store with library-search vectors of its own (see LibraryVectorStore). */
+export interface LibraryVectorStoreHost {
+  readonly libraryVectors: LibraryVectorStore;
+}
+
 /** A store with shared rate-limit counters (see RateLimitCounters). */
 export interface RateLimitCounterHost {
   readonly rateLimitCounters: RateLimitCounters;
@@ -832,7 +852,8 @@ export interface AuditEntry extends AuditEntryInput {
 /**
  * One record of a deployment as `refdesk migrate-store` moves it from one store to another
  * (StoreTransfer), in the order a target can write them: libraries, aliases, served versions
- * (their snippets and document records), jobs with their logs, API keys (with their hashes),
+ * (their snippets, document records and snippet vectors), library-search vectors, the raw uploads
+ * of jobs still queued or running, jobs with their logs, API keys (with their hashes),
  * the admin account, sessions, audit entries (oldest first), settings. Secrets inside library
  * specs and settings are sealed values; the mover re-seals them, the store writes what it gets.
  */
@@ -848,13 +869,26 @@ export type TransferRow =
       documents: BuildDocument[];
       /** The served build's stored documents file (core/stored-docs.ts, gzip bytes), or null when it has none. */
       storedDocs: Uint8Array | null;
+      /** The served build's snippet vectors (row i: the snippet of seq i), or null when it has none. */
+      vectors: TransferVectors | null;
     }
+  | { kind: 'libraryVector'; libraryId: string; model: string; vector: Float32Array }
+  | { kind: 'upload'; name: string; bytes: Uint8Array }
   | { kind: 'job'; job: JobRecord; log: JobLogLine[] }
   | { kind: 'apiKey'; key: ApiKeyRecord; hash: string }
   | { kind: 'adminAccount'; account: AdminAccountRecord }
   | { kind: 'session'; session: SessionRecord }
   | { kind: 'audit'; entry: AuditEntryInput }
   | { kind: 'setting'; key: string; value: unknown };
+
+/** A build's snippet vectors as `refdesk migrate-store` moves them (core/vectors.ts readBuildVectors). */
+export interface TransferVectors {
+  model: string;
+  dimensions: number;
+  /** sha1 of each row's embedded text, in build order. */
+  hashes: string[];
+  vectors: Float32Array[];
+}
 
 /**
  * Optional Store capability: reading every record back (API key hashes, sessions, setting keys,

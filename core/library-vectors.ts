@@ -29,7 +29,7 @@ export interface RankedLibrary {
 export async function fuseLibraryVectors(kernel: Kernel, asked: string, lexical: RankedLibrary[], pool: readonly LibraryRecord[]): Promise<RankedLibrary[]> {
   const embedder = await currentEmbedder(kernel);
   if (!embedder || pool.length === 0) return lexical;
-  const vectors = await readLibraryVectors(kernel.env.dataDir, pool.map((l) => l.id), embedder);
+  const vectors = await readLibraryVectors(kernel, pool.map((l) => l.id), embedder);
   if (vectors.length === 0) return lexical;
   const q = await embedQuestion(kernel, embedder, asked);
   if (!q) return lexical;

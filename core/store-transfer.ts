@@ -8,6 +8,13 @@
  *   the role methods cannot read or write: aliases, API key hashes, sessions and setting keys to
  *   list, and rows whose ids and times must be kept (library creation, a version's last update,
  *   jobs with their logs, API keys).
+ * - Vectors and uploads, whichever way each store keeps them (core/vectors.ts, core/uploads.ts):
+ *   a served build's snippet vectors (files beside the data directory, or the store's own index:
+ *   pgvector rows or `vector_chunks`) are written to the target's new build as its store keeps
+ *   them; library-search vectors likewise (files, or the store's LibraryVectorStore); the raw
+ *   upload of a library whose job is still queued or running (named in its spec as
+ *   `.../uploads/<uuid>.<ext>`) goes to the target's uploads (its folder, or the store's
+ *   UploadStore), so that the job can run there.
  * - `moveStore`: copies every row from one store to another, re-sealing the sealed secrets
  *   (core/secrets.ts) from the source's key to the target's. It refuses a target that holds
  *   anything unless told to replace it, and marks the target while it writes, so a move that
@@ -24,11 +31,13 @@ import type {
   StoreTransfer,
   TransferRow,
 } from './contracts.ts';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { RefdeskError } from './errors.ts';
 import { hasLocalStoredDocs, storedDocsPath } from './stored-docs.ts';
 import { isSealed, type SecretBox } from './secrets.ts';
+import { rawUploadName, sharedUploads, uploadsDir } from './uploads.ts';
+import { getLibraryVectors, putLibraryVector, readBuildVectors, saveBuildVectors } from './vectors.ts';
 
 /** The setting a target carries while `moveStore` writes it (removed by the last write). */
 export const TRANSFER_MARKER = 'refdesk.migrate-store.in-progress';
@@ -63,6 +72,54 @@ export abstract class ContractTransfer implements StoreTransfer {
   protected abstract insertApiKey(key: ApiKeyRecord, hash: string): Promise<void>;
   abstract clearAll(): Promise<void>;
 
+  /** Where core/vectors.ts finds this store's vectors: its own index, or files in its data directory. */
+  private get vectorsHost(): { store: Store; env: { dataDir: string } } {
+    return { store: this.store, env: { dataDir: this.dataDir } };
+  }
+
+  /** A raw upload's bytes: from the store's shared uploads when it has them, else the data directory's uploads folder; null when gone. */
+  private async readUpload(name: string): Promise<Uint8Array | null> {
+    const shared = sharedUploads(this.store);
+    const file = join(uploadsDir(this.dataDir), name);
+    if (shared) {
+      await mkdir(dirname(file), { recursive: true });
+      try {
+        if (!(await shared.fetchUpload(name, file))) return null;
+        return await readFile(file);
+      } finally {
+        await rm(file, { force: true });
+      }
+    }
+    return readFile(file).catch(() => null);
+  }
+
+  /**
+   * Writes a raw upload: into the store's shared uploads when it has them (the node that claims
+   * its job fetches it, whatever path the spec names), else into the data directory's uploads
+   * folder, the specs naming it pointed there (the embedded store reads that folder only).
+   */
+  private async writeUpload(name: string, bytes: Uint8Array): Promise<void> {
+    const shared = sharedUploads(this.store);
+    const file = join(uploadsDir(this.dataDir), name);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, bytes);
+    if (shared) {
+      try {
+        await shared.putUpload(name, file);
+      } finally {
+        await rm(file, { force: true });
+      }
+      return;
+    }
+    for (const l of await this.store.listLibraries()) {
+      const spec = l.source.spec ?? {};
+      const fields = Object.keys(spec).filter((k) => typeof spec[k] === 'string' && rawUploadName(spec[k] as string) === name && spec[k] !== file);
+      if (fields.length === 0) continue;
+      const moved = { ...spec, ...Object.fromEntries(fields.map((k) => [k, file])) };
+      await this.store.upsertLibrary({ id: l.id, title: l.title, description: l.description, branch: l.branch, source: { kind: l.source.kind, spec: moved }, stars: l.stars, trustScore: l.trustScore, benchmarkScore: l.benchmarkScore });
+    }
+  }
+
   async *exportRows(): AsyncIterable<TransferRow> {
     const s = this.store;
     const libraries = await s.listLibraries();
@@ -80,11 +137,26 @@ export abstract class ContractTransfer implements StoreTransfer {
         const snippets = (await s.getSnippets(l.id, v.version)).map(({ id: _id, seq: _seq, ...rest }): Snippet => rest);
         const documents = [...(await s.getDocuments(l.id, v.version)).values()];
         const storedDocs = (await hasLocalStoredDocs(s, this.dataDir, v.activeBuildId)) ? await readFile(storedDocsPath(this.dataDir, v.activeBuildId)) : null;
-        yield { kind: 'version', libraryId: l.id, version: v.version, lastUpdateDate: v.lastUpdateDate, snippets, documents, storedDocs };
+        // Damaged vectors (their checksum fails) serve lexically on the source too: moved without
+        // them, the target's first server queues an embed job for the version.
+        const vectors = await readBuildVectors(this.vectorsHost, v.activeBuildId).catch(() => null);
+        yield { kind: 'version', libraryId: l.id, version: v.version, lastUpdateDate: v.lastUpdateDate, snippets, documents, storedDocs, vectors };
       }
     }
+    const byId = new Map(libraries.map((l) => [l.id, l]));
+    for (const v of await getLibraryVectors(this.vectorsHost, [...byId.keys()])) yield { kind: 'libraryVector', ...v };
     // Oldest first, so the target's newest job (a library's state) is the source's.
     const jobs = (await s.listJobs()).reverse();
+    // The raw uploads the jobs still to run read, before the jobs.
+    const uploads = new Set<string>();
+    for (const job of jobs) {
+      if (job.state !== 'queued' && job.state !== 'running') continue;
+      for (const name of uploadNames(byId.get(job.libraryId)?.source.spec)) uploads.add(name);
+    }
+    for (const name of uploads) {
+      const bytes = await this.readUpload(name);
+      if (bytes) yield { kind: 'upload', name, bytes };
+    }
     for (const job of jobs) yield { kind: 'job', job, log: await s.getJobLog(job.id) };
     for (const { key, hash } of await this.listApiKeyHashes()) yield { kind: 'apiKey', key, hash };
     const account = await s.getAdminAccount();
@@ -121,12 +193,17 @@ export abstract class ContractTransfer implements StoreTransfer {
             await writeFile(file, row.storedDocs);
           }
           await s.finalizeBuild(buildId);
+          if (row.vectors) await saveBuildVectors(this.vectorsHost, buildId, row.vectors);
         } catch (e) {
           await s.failBuild(buildId).catch(() => undefined);
           throw e;
         }
         return this.setVersionDate(row.libraryId, row.version, row.lastUpdateDate);
       }
+      case 'libraryVector':
+        return putLibraryVector(this.vectorsHost, { libraryId: row.libraryId, model: row.model, vector: row.vector });
+      case 'upload':
+        return this.writeUpload(row.name, row.bytes);
       case 'job':
         return this.insertJob(row.job, row.log);
       case 'apiKey':
@@ -142,6 +219,16 @@ export abstract class ContractTransfer implements StoreTransfer {
         return s.setSetting(row.key, row.value);
     }
   }
+}
+
+/** The raw uploads a library spec names (`.../uploads/<uuid>.<ext>` values, core/uploads.ts rawUploadName). */
+function uploadNames(spec: Record<string, unknown> | undefined): string[] {
+  const out: string[] = [];
+  for (const value of Object.values(spec ?? {})) {
+    const name = typeof value === 'string' ? rawUploadName(value) : null;
+    if (name) out.push(name);
+  }
+  return out;
 }
 
 /** A copy of `value` with every sealed string opened with `from` and sealed again with `to`. */
@@ -161,10 +248,10 @@ function resealRow(row: TransferRow, from: SecretBox, to: SecretBox): TransferRo
   return row;
 }
 
-export type TransferCounts = Record<TransferRow['kind'], number> & { snippets: number };
+export type TransferCounts = Record<TransferRow['kind'], number> & { snippets: number; /** served versions whose snippet vectors moved */ vectors: number };
 
 export function emptyCounts(): TransferCounts {
-  return { library: 0, alias: 0, version: 0, snippets: 0, job: 0, apiKey: 0, adminAccount: 0, session: 0, audit: 0, setting: 0 };
+  return { library: 0, alias: 0, version: 0, snippets: 0, vectors: 0, libraryVector: 0, upload: 0, job: 0, apiKey: 0, adminAccount: 0, session: 0, audit: 0, setting: 0 };
 }
 
 export interface MoveOptions {
@@ -220,7 +307,10 @@ export async function moveStore(source: TransferEnd, target: TransferEnd, option
     const row = resealRow(raw, options.from, options.to);
     await target.transfer.importRow(row);
     counts[row.kind]++;
-    if (row.kind === 'version') counts.snippets += row.snippets.length;
+    if (row.kind === 'version') {
+      counts.snippets += row.snippets.length;
+      if (row.vectors) counts.vectors++;
+    }
     options.onRow?.(row, counts);
   }
   await target.transfer.importRow({ kind: 'setting', key: TRANSFER_MARKER, value: undefined });

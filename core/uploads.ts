@@ -47,6 +47,15 @@ export function rawUploadOf(kernel: Pick<Kernel, 'sources' | 'env'>, source: Lib
 /** The name of a raw upload the routes saved: a random UUID and an extension, e.g. `<uuid>.upload`. */
 const RAW_NAME = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(\.[A-Za-z0-9]{1,10})?$/;
 
+/**
+ * The name of the raw upload a spec value names (a path `.../uploads/<uuid>.<ext>`, as the upload
+ * routes save them, on any node), or null.
+ */
+export function rawUploadName(path: string): string | null {
+  const name = basename(path);
+  return basename(dirname(path)) === 'uploads' && RAW_NAME.test(name) ? name : null;
+}
+
 /** A store in the shared uploads of a cluster is kept this long before a sweep may drop it (being added meanwhile). */
 const SHARED_SWEEP_GRACE_MS = 10 * 60_000;
 

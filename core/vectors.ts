@@ -17,7 +17,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Embedder, LogLevel, Snippet } from './contracts.ts';
+import type { Embedder, LibraryVectorStore, LibraryVectorStoreHost, LogLevel, Snippet, Store, TransferVectors } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { RefdeskError } from './errors.ts';
 import { ProviderError } from './providers.ts';
@@ -129,11 +129,17 @@ async function parseBuildVectorsMeta(file: string): Promise<BuildVectorsMeta | n
   }
 }
 
+/** What the vectors of a build need: the store (its own vector index, if any) and the data directory (files otherwise). */
+export interface VectorsHost {
+  store: Pick<Store, 'buildVectors'>;
+  env: { dataDir: string };
+}
+
 /**
  * The vectors' description of a build: from the store's own vector index when it has one
  * (BuildStore.buildVectors: pgvector) and holds this build's, else from the files.
  */
-export async function buildVectorsMeta(kernel: Pick<Kernel, 'store' | 'env'>, buildId: string): Promise<BuildVectorsMeta | null> {
+export async function buildVectorsMeta(kernel: VectorsHost, buildId: string): Promise<BuildVectorsMeta | null> {
   const stored = await kernel.store.buildVectors?.();
   const m = stored ? await stored.meta(buildId) : null;
   if (m) return { format: FORMAT, index: 'store', ...m };
@@ -141,7 +147,7 @@ export async function buildVectorsMeta(kernel: Pick<Kernel, 'store' | 'env'>, bu
 }
 
 /** Writes a build's vectors: into the store's own vector index when it has one, else to files (writeBuildVectors). */
-async function saveBuildVectors(kernel: Pick<Kernel, 'store' | 'env'>, buildId: string, input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] }): Promise<void> {
+export async function saveBuildVectors(kernel: VectorsHost, buildId: string, input: { model: string; dimensions: number; hashes: string[]; vectors: Float32Array[] }): Promise<void> {
   const stored = await kernel.store.buildVectors?.();
   if (stored) await stored.write(buildId, input);
   else await writeBuildVectors(kernel.env.dataDir, buildId, input);
@@ -210,22 +216,38 @@ export function vectorsMatch(meta: Pick<BuildVectorsMeta, 'model' | 'dimensions'
   return meta.model === embedder.model && (!(embedder.dimensions > 0) || meta.dimensions === embedder.dimensions);
 }
 
+/** Every row of a build's vectors described by `meta` (from the store's index or the files; checked). */
+async function vectorRowsOf(kernel: VectorsHost, buildId: string, meta: BuildVectorsMeta): Promise<Float32Array[]> {
+  return meta.index === 'store'
+    ? await (await kernel.store.buildVectors!())!.rows(buildId)
+    : await readVectorRows(meta.index, buildDir(kernel.env.dataDir, buildId), meta.dimensions, meta.count, meta.checksum);
+}
+
 /** The vectors of a build by text hash, when they match the embedder (for reuse on refresh). */
-async function reusableVectors(kernel: Pick<Kernel, 'store' | 'env'>, buildId: string | null, embedder: Embedder): Promise<Map<string, Float32Array>> {
+async function reusableVectors(kernel: VectorsHost, buildId: string | null, embedder: Embedder): Promise<Map<string, Float32Array>> {
   const out = new Map<string, Float32Array>();
   if (!buildId) return out;
   const meta = await buildVectorsMeta(kernel, buildId);
   if (!meta || !vectorsMatch(meta, embedder)) return out;
   try {
-    const rows =
-      meta.index === 'store'
-        ? await (await kernel.store.buildVectors!())!.rows(buildId)
-        : await readVectorRows(meta.index, buildDir(kernel.env.dataDir, buildId), meta.dimensions, meta.count, meta.checksum);
+    const rows = await vectorRowsOf(kernel, buildId, meta);
     meta.hashes.forEach((h, i) => out.set(h, rows[i]));
   } catch {
     out.clear();
   }
   return out;
+}
+
+/**
+ * A build's vectors whole (any model), as `refdesk migrate-store` moves them, or null when it has
+ * none. Throws when they are damaged (their checksum does not match).
+ */
+export async function readBuildVectors(kernel: VectorsHost, buildId: string): Promise<TransferVectors | null> {
+  const meta = await buildVectorsMeta(kernel, buildId);
+  if (!meta) return null;
+  const vectors = await vectorRowsOf(kernel, buildId, meta);
+  if (vectors.length !== meta.hashes.length) throw new Error(`the vectors of build ${buildId} hold ${vectors.length} rows for ${meta.hashes.length} snippets`);
+  return { model: meta.model, dimensions: meta.dimensions, hashes: meta.hashes, vectors };
 }
 
 /** Checks what an embedder returned: one finite vector per text, all of one dimension. */
@@ -474,33 +496,58 @@ export function libraryEmbedText(title: string, description: string, headings: r
   return [title, description, headings.join('\n')].filter((p) => p.trim()).join('\n').slice(0, EMBED_TEXT_MAX_CHARS);
 }
 
+/** The store's own library vectors (LibraryVectorStore: PostgreSQL), or null (files in the data directory). */
+export function sharedLibraryVectors(store: unknown): LibraryVectorStore | null {
+  const v = (store as Partial<LibraryVectorStoreHost> | null)?.libraryVectors;
+  const methods = ['putLibraryVector', 'getLibraryVectors', 'libraryVectorsTag'] as const;
+  return v && methods.every((m) => typeof v[m] === 'function') ? v : null;
+}
+
+/** What library vectors need: the store (its own LibraryVectorStore, if any) and the data directory (files otherwise). */
+export interface LibraryVectorsHost {
+  store: unknown;
+  env: { dataDir: string };
+}
+
 async function writeLibraryVector(kernel: Kernel, embedder: Embedder, libraryId: string, headings: string[], log: Log): Promise<void> {
   const library = await kernel.store.getLibrary(libraryId);
   if (!library) return;
   const [vector] = checkEmbeddings(await embedder.embed([libraryEmbedText(library.title, library.description, headings)], 'document'), 1, null);
-  const file = libraryVectorFile(kernel.env.dataDir, libraryId);
-  await mkdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR), { recursive: true });
-  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(tmp, JSON.stringify({ libraryId, model: embedder.model, vector: Array.from(vector) }));
-  await rename(tmp, file);
+  await putLibraryVector(kernel, { libraryId, model: embedder.model, vector });
   log('info', `library vector written (title, description and ${headings.length} top headings)`);
 }
 
-/** The library vectors of these libraries made by this embedder (others are left out). */
-export async function readLibraryVectors(dataDir: string, libraryIds: readonly string[], embedder: Pick<Embedder, 'model' | 'dimensions'>): Promise<LibraryVector[]> {
+/** Writes a library's vector: into the store when it keeps them (every node then ranks by it), else to a file. */
+export async function putLibraryVector(host: LibraryVectorsHost, v: LibraryVector): Promise<void> {
+  const shared = sharedLibraryVectors(host.store);
+  if (shared) return shared.putLibraryVector(v);
+  const file = libraryVectorFile(host.env.dataDir, v.libraryId);
+  await mkdir(join(vectorsDir(host.env.dataDir), LIBRARY_VECTORS_DIR), { recursive: true });
+  const tmp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, JSON.stringify({ libraryId: v.libraryId, model: v.model, vector: Array.from(v.vector) }));
+  await rename(tmp, file);
+}
+
+/** The library vectors of these libraries that exist, of any model (from the store when it keeps them, else the files). */
+export async function getLibraryVectors(host: LibraryVectorsHost, libraryIds: readonly string[]): Promise<LibraryVector[]> {
+  const shared = sharedLibraryVectors(host.store);
+  if (shared) return shared.getLibraryVectors(libraryIds);
   const out: LibraryVector[] = [];
   for (const id of libraryIds) {
     try {
-      const data = JSON.parse(await readFile(libraryVectorFile(dataDir, id), 'utf8')) as { libraryId?: unknown; model?: unknown; vector?: unknown };
-      if (data.libraryId !== id || data.model !== embedder.model || !Array.isArray(data.vector)) continue;
-      const vector = Float32Array.from(data.vector as number[]);
-      if (embedder.dimensions > 0 && vector.length !== embedder.dimensions) continue;
-      out.push({ libraryId: id, model: data.model, vector });
+      const data = JSON.parse(await readFile(libraryVectorFile(host.env.dataDir, id), 'utf8')) as { libraryId?: unknown; model?: unknown; vector?: unknown };
+      if (data.libraryId !== id || typeof data.model !== 'string' || !Array.isArray(data.vector)) continue;
+      out.push({ libraryId: id, model: data.model, vector: Float32Array.from(data.vector as number[]) });
     } catch {
       // no vector for this library (not embedded yet): lexical only
     }
   }
   return out;
+}
+
+/** The library vectors of these libraries made by this embedder (others are left out). */
+export async function readLibraryVectors(host: LibraryVectorsHost, libraryIds: readonly string[], embedder: Pick<Embedder, 'model' | 'dimensions'>): Promise<LibraryVector[]> {
+  return (await getLibraryVectors(host, libraryIds)).filter((v) => v.model === embedder.model && !(embedder.dimensions > 0 && v.vector.length !== embedder.dimensions));
 }
 
 /**
@@ -516,7 +563,9 @@ export async function vectorsTag(kernel: Kernel, builds: ReadonlyArray<string | 
   if (builds) {
     for (const b of builds) parts.push(b ? ((await buildVectorsMeta(kernel, b))?.checksum ?? '-') : '-');
   } else {
-    parts.push(...(await readdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR)).catch(() => [] as string[])).sort());
+    const shared = sharedLibraryVectors(kernel.store);
+    if (shared) parts.push(await shared.libraryVectorsTag());
+    else parts.push(...(await readdir(join(vectorsDir(kernel.env.dataDir), LIBRARY_VECTORS_DIR)).catch(() => [] as string[])).sort());
   }
   return parts.join('\n');
 }

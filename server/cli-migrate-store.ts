@@ -27,8 +27,9 @@ import { describeStartupError } from './startup-error.ts';
 
 export const MIGRATE_STORE_USAGE = `Usage: refdesk migrate-store --from <DATA_DIR|DATABASE_URL> --to <DATA_DIR|DATABASE_URL> [--force]
 
-  Moves everything (libraries with their versions and snippets, jobs and logs, API keys, the admin
-  account, sessions, the audit log, settings) from one store to another:
+  Moves everything (libraries with their versions, snippets and vectors, library-search vectors,
+  jobs and logs with the raw uploads of jobs still to run, API keys, the admin account, sessions,
+  the audit log, settings) from one store to another:
     --from ./data --to postgres://user:password@host:5432/refdesk     embedded to PostgreSQL
     --from postgres://... --to ./backup                               PostgreSQL to a data directory
   Secrets are re-sealed: a data directory's with its secret.key, a database's with ENCRYPTION_KEY.
@@ -118,8 +119,9 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 export function describeCounts(c: TransferCounts): string[] {
   return [
     `${plural(c.library, 'library', 'libraries')}, ${plural(c.alias, 'alias', 'aliases')}`,
-    `${plural(c.version, 'served version')} (${plural(c.snippets, 'snippet')})`,
-    `${plural(c.job, 'job')} with their logs`,
+    `${plural(c.version, 'served version')} (${plural(c.snippets, 'snippet')}), ${c.vectors} with their snippet vectors`,
+    `${plural(c.libraryVector, 'library-search vector')}`,
+    `${plural(c.job, 'job')} with their logs, ${plural(c.upload, 'raw upload')} of jobs still to run`,
     `${plural(c.apiKey, 'API key')}`,
     `${c.adminAccount ? 'the admin account' : 'no admin account (factory credentials)'}, ${plural(c.session, 'session')}`,
     `${plural(c.audit, 'audit entry', 'audit entries')}`,

@@ -58,7 +58,7 @@ export class JobRunner {
   private pollTimer: NodeJS.Timeout | null = null;
   private unwatch: (() => void) | null = null;
   /** Shared queue: jobs running on other nodes that watchers here follow through the store. */
-  private readonly remote = new Map<string, { timer: NodeJS.Timeout; lastSeq: number; state: string; busy: boolean }>();
+  private readonly remote = new Map<string, { timer: NodeJS.Timeout; lastSeq: number; state: string; progress: string; busy: boolean }>();
 
   constructor(private readonly kernel: Kernel) {
     this.shared = sharedJobQueue(kernel.store);
@@ -158,12 +158,16 @@ export class JobRunner {
    * Shared queue: a job that runs (or will run) on another node has no events here; a watcher of
    * it (GET /api/jobs/{id}/events) gets them from the store instead: its state, its log lines as
    * the store holds them (no stage, no per-document lines: those stay in the running node's job
-   * log file), and its end, looked up every pollMs and on every `job` change.
+   * log file), its progress as the running node records it in the job's row (core/ingest.ts
+   * writes it at most about once a second, so this adds no write: the same read of the row that
+   * gives the state gives it), and its end, looked up every pollMs and on every `job` change. A
+   * progress event is sent when the recorded progress changed, and once more before the end when
+   * the job's last progress differs from the last one sent.
    */
   private followRemote(jobId: string): void {
     const queue = this.shared;
     if (!queue || this.remote.has(jobId) || this.controller.signal.aborted) return;
-    const follow = { timer: null as unknown as NodeJS.Timeout, lastSeq: -1, state: '', busy: false };
+    const follow = { timer: null as unknown as NodeJS.Timeout, lastSeq: -1, state: '', progress: '{}', busy: false };
     const stop = () => {
       clearInterval(follow.timer);
       unwatch();
@@ -186,11 +190,22 @@ export class JobRunner {
           follow.lastSeq = l.seq;
           this.emit(jobId, { type: 'log', entry: { seq: l.seq, at: l.at, level: l.level, stage: '', message: l.message } });
         }
-        if (job.state !== follow.state) {
+        const ended = job.state !== 'queued' && job.state !== 'running';
+        if (job.state !== follow.state && !ended) {
           follow.state = job.state;
-          const ended = job.state !== 'queued' && job.state !== 'running';
-          this.emit(jobId, ended ? { type: 'end', job } : { type: 'state', job });
-          if (ended) stop();
+          this.emit(jobId, { type: 'state', job });
+        }
+        const progress = JSON.stringify(job.progress ?? {});
+        if (progress !== follow.progress && job.state !== 'queued') {
+          follow.progress = progress;
+          const startedAt = job.startedAt ? Date.parse(job.startedAt) : NaN;
+          const until = ended && job.finishedAt ? Date.parse(job.finishedAt) : Date.now();
+          this.emit(jobId, { type: 'progress', progress: { ...job.progress }, elapsedMs: Number.isFinite(startedAt) ? Math.max(0, until - startedAt) : 0 });
+        }
+        if (ended) {
+          follow.state = job.state;
+          this.emit(jobId, { type: 'end', job });
+          stop();
         }
       } catch (e) {
         this.kernel.logger.debug('could not follow a job of another node', { job: jobId, error: (e as Error).message });

@@ -5,6 +5,9 @@
  */
 import type { ApiKeyRecord, JobLogLine, JobRecord, SessionRecord } from '../../core/contracts.ts';
 import { ContractTransfer, type AliasRow } from '../../core/store-transfer.ts';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { vectorsDir } from '../../core/vectors.ts';
 import type { EmbeddedStore } from './embedded-store.ts';
 import { all, parseJson, run, str, transaction, type Database } from './sqlite.ts';
 
@@ -95,6 +98,8 @@ export class EmbeddedTransfer extends ContractTransfer {
     await this.write(ids, (db) => {
       for (const t of ['library_aliases', 'api_keys', 'admin_account', 'sessions', 'audit_log', 'settings']) run(db, `DELETE FROM ${t}`);
     });
+    // Library-search vectors are files here (core/vectors.ts); build vectors went with their builds.
+    await rm(join(vectorsDir(this.embedded.database.env.dataDir), 'libraries'), { recursive: true, force: true });
   }
 }
 

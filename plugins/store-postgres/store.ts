@@ -7,6 +7,7 @@
  * - jobs.ts      PgJobs       the job queue with leases (FOR UPDATE SKIP LOCKED, heartbeat), job logs
  * - auth.ts      PgApiKeys, PgSessions, PgAudit
  * - settings.ts  PgSettings
+ * - uploads.ts, library-vectors.ts  raw uploads and library-search vectors any node reads
  */
 import type { Store, StoreLifecycle } from '../../core/contracts.ts';
 import { delegateStoreRoles } from '../../core/store-roles.ts';
@@ -15,6 +16,7 @@ import { PgBuilds } from './builds.ts';
 import { PgCatalog } from './catalog.ts';
 import { PgDatabase, type PostgresStoreDeps, type PostgresStoreOptions } from './database.ts';
 import { PgJobs } from './jobs.ts';
+import { PgLibraryVectors } from './library-vectors.ts';
 import { PgRateLimits } from './rate-limits.ts';
 import { pgStoreStatus, type PgStoreStatus } from './readiness.ts';
 import { PgSettings } from './settings.ts';
@@ -52,6 +54,8 @@ export class PostgresStore implements StoreLifecycle {
   readonly rateLimitCounters: PgRateLimits;
   /** Raw uploads any node can read (core/contracts.ts UploadStore; core/uploads.ts). */
   readonly uploads: PgUploads;
+  /** Library-search vectors every node ranks by (core/contracts.ts LibraryVectorStore; core/vectors.ts). */
+  readonly libraryVectors: PgLibraryVectors;
 
   constructor(options: Partial<PostgresStoreOptions>, deps: PostgresStoreDeps) {
     this.database = new PgDatabase(options, deps);
@@ -64,6 +68,7 @@ export class PostgresStore implements StoreLifecycle {
     this.settings = new PgSettings(this.database);
     this.rateLimitCounters = new PgRateLimits(this.database);
     this.uploads = new PgUploads(this.database);
+    this.libraryVectors = new PgLibraryVectors(this.database);
   }
 
   /** Connects and migrates (database.ts), then recovers jobs; a database failure is a PostgresOpenError. */

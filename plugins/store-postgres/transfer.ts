@@ -31,6 +31,8 @@ const TABLES = [
   'settings',
   'audit_log',
   'rate_limit_counters',
+  'uploads',
+  'library_vectors',
 ];
 
 export class PgTransfer extends ContractTransfer {

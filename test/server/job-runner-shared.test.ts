@@ -4,7 +4,8 @@
  * directory and JobRunner) on one database, the real llms.txt source reading a real HTTP server
  * on 127.0.0.1 that counts its reads and can hold an answer. Each job runs exactly once; a node
  * that stops renewing its lease loses the job to the other node, which completes it, and the
- * stale node cannot finalize its build; cancel through one node stops a job running on the other.
+ * stale node cannot finalize its build; cancel through one node stops a job running on the other;
+ * a watcher on one node hears the log lines, progress and end of a job running on the other.
  * Short leases (leaseMs 4000, heartbeatMs 300, pollMs 200).
  */
 import { describe, test, before, after } from 'node:test';
@@ -249,6 +250,30 @@ describe('job runner on the shared PostgreSQL queue: two nodes', { skip: postgre
     assert.ok(!lines.some((l) => l.startsWith('started:')), 'lines from before the subscription are not sent again (the route sent them)');
     const seqs = events.flatMap((e) => (e.type === 'log' ? [e.entry.seq] : []));
     assert.deepEqual(seqs, [...seqs].sort((x, y) => x - y));
+  });
+
+  test('a watcher on another node hears the progress the running node records, and the last progress before the end', async () => {
+    const { a, b2, job, path } = await jobHeldOnA('progress.txt');
+    const events: JobEvent[] = [];
+    const off = b2.subscribe(job.id, (e) => events.push(e));
+    // What the running node records while it works (core/ingest.ts writes it at most once a second).
+    await a.store.updateJob(job.id, { progress: { files: 3, total: 9, snippets: 7, bytes: 1234 } });
+    const heard = await until('a progress event on B', async () => events.find((e) => e.type === 'progress' && e.progress.files === 3));
+    assert.ok(heard.type === 'progress');
+    const { files, total, snippets, bytes } = heard.progress;
+    assert.deepEqual({ files, total, snippets, bytes }, { files: 3, total: 9, snippets: 7, bytes: 1234 }, 'the recorded progress (merged into what A had recorded)');
+    assert.ok(heard.elapsedMs >= 0);
+    const sent = events.filter((e) => e.type === 'progress').length;
+    await sleep(LEASE.pollMs * 3);
+    assert.equal(events.filter((e) => e.type === 'progress').length, sent, 'unchanged progress is not sent again');
+    release(path);
+    const end = await until('the end event on B', async () => events.find((e) => e.type === 'end'));
+    off();
+    assert.ok(end.type === 'end' && end.job.state === 'succeeded');
+    const progress = events.flatMap((e) => (e.type === 'progress' ? [e.progress] : []));
+    assert.deepEqual(progress[progress.length - 1], end.job.progress, 'the last progress event is the job\'s final progress');
+    assert.ok((end.job.progress.snippets ?? 0) > 0);
+    assert.ok(events.findIndex((e) => e.type === 'end') > events.findLastIndex((e) => e.type === 'progress'), 'progress comes before the end');
   });
 
   test('cancel through the other node stops a job running on this one', async () => {

@@ -62,7 +62,7 @@ describe('refdesk db migrate|status', { skip: postgresSkipReason() }, () => {
     const status = JSON.parse(json.stdout);
     assert.deepEqual(status.pending, []);
     assert.deepEqual(
-      [...status.applied, ...status.skipped].map((m: { version: number }) => m.version).sort(),
+      [...status.applied, ...status.skipped].map((m: { version: number }) => m.version).sort((x: number, y: number) => x - y),
       SHIPPED.map((m) => m.version),
     );
     assert.equal(status.applied[0].name, 'core');
