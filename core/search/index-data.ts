@@ -9,6 +9,7 @@ import type { Bm25Params, FieldName, IndexedSnippet } from './lexical-index.ts';
 import { inlinkCounts, resolveSectionLinks } from './links.ts';
 import { groupSections } from './sections.ts';
 import { codeIdentifiers, stem, tokenize } from './tokenize.ts';
+import { readPageWords } from './page-words.ts';
 import { corpusSplitter } from './word-split.ts';
 
 export const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
@@ -191,9 +192,17 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
   // A page's search words (front-matter keywords, tags, aliases: the description of an info
   // snippet, where the markdown chunker puts them) are a field of every section of the page.
   const META = FIELD_ORDER.indexOf('meta');
+  // A page's front-matter summary (core/search/page-words.ts): words of the page as a whole,
+  // searched in the page-level ranking only.
+  const pageSummary = new Map<string, string[]>();
   if (params.fields.meta.weight > 0) {
     const pageWords = new Map<string, string[]>();
-    for (const s of snippets) if (s.type === 'info' && s.description && !pageWords.has(s.sourcePath)) pageWords.set(s.sourcePath, tokenize(s.description));
+    for (const s of snippets)
+      if (s.type === 'info' && s.description && !pageWords.has(s.sourcePath)) {
+        const { words, summary } = readPageWords(s.description);
+        pageWords.set(s.sourcePath, tokenize(words));
+        if (summary) pageSummary.set(s.sourcePath, tokenize(summary));
+      }
     sections.forEach((members, k) => {
       const words = pageWords.get(snippets[members[0]].sourcePath);
       if (words) fields[META][k] = words;
@@ -274,6 +283,8 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
         grow[4][pg] = Array.from(fieldNos[4][k]);
         // The page's search words (front matter) are the same for each of its sections.
         grow[META][pg] = Array.from(fieldNos[META][k]);
+        const summary = pageSummary.get(first.sourcePath);
+        if (summary) for (const t of dict.list(summary)) grow[META][pg].push(t);
       }
       if (first.breadcrumb.length > 1) for (const t of dict.list(words(first.breadcrumb.slice(1).join(' \n ')))) grow[1][pg].push(t);
       for (const t of fieldNos[2][k]) grow[2][pg].push(t);

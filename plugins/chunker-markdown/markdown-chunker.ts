@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Code, Heading, Root, RootContent } from 'mdast';
 import type { Chunker, DocumentFormat, Snippet, SourceDocument } from '../../core/contracts.ts';
 import { originalLine } from '../../core/includes/line-map.ts';
+import { pageWordsText } from '../../core/search/page-words.ts';
 import { preprocess, stripInlineMarkup } from './preprocess.ts';
 import { entrySignature, headingNames, qualifiedName, type EntrySignature } from './entries.ts';
 import {
@@ -60,8 +61,11 @@ const ENTRY_DESCRIPTION_CHARS = 240;
  */
 export class MarkdownChunker implements Chunker {
   readonly formats: readonly DocumentFormat[] = ['markdown', 'mdx', 'text'];
-  /** 2: API reference entries as sections and snippets of their own (entries.ts, issue 22). */
-  readonly revision = 2;
+  /**
+   * 2: API reference entries as sections and snippets of their own (entries.ts, issue 22).
+   * 3: the page's front-matter description rides with its search words (page-words.ts).
+   */
+  readonly revision = 3;
 
   constructor(private readonly options: MarkdownChunkerOptions) {}
 
@@ -75,10 +79,11 @@ export class MarkdownChunker implements Chunker {
     const sections = splitSections(tree, doc.format, lastLine);
     const out: Snippet[] = [];
     for (const section of sections) this.emitSection(doc, src, pageTitle, meta, section, sections[0] === section, out);
-    // The page's search words ride on its first info snippet's description (unused by info
-    // snippets, never shown in an answer); the index gives them to every section of the page.
+    // The page's search words and its summary ride on its first info snippet's description
+    // (unused by info snippets, never shown in an answer; core/search/page-words.ts): the index
+    // gives the words to every section of the page and the summary to the page-level ranking.
     const carrier = out.find((s) => s.type === 'info');
-    if (carrier && meta.keywords.length > 0) carrier.description = meta.keywords.join('\n');
+    if (carrier && (meta.keywords.length > 0 || meta.description)) carrier.description = pageWordsText(meta.keywords, meta.description);
     if (doc.lineMap) {
       // The content's lines are not the file's (includes expanded): cite the file's own lines.
       for (const s of out) {

@@ -2,6 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { infoSnippet } from '../../helpers/info-snippet.ts';
 import { buildLexicalIndex, DEFAULT_BM25, type Bm25Params } from '../../../core/search/lexical-index.ts';
+import { pageWordsText, readPageWords } from '../../../core/search/page-words.ts';
 
 const snip = (breadcrumb: string[], sourcePath: string, content: string) => infoSnippet(sourcePath, breadcrumb, content);
 
@@ -34,5 +35,42 @@ describe('rank fusion with a page-level ranking', () => {
       on.map((h) => h.score),
       off.map((h) => h.score),
     );
+  });
+});
+
+describe("a page's front-matter summary in the page-level ranking", () => {
+  // Two pages alike in every section; only x.md's summary (the chunker's carrier line after
+  // PAGE_SUMMARY_MARK, core/search/page-words.ts) says what the question asks.
+  const corpus = () => {
+    const list = [
+      infoSnippet('y.md', ['Plugins', 'Options'], 'Each plugin takes an options object.'),
+      infoSnippet('y.md', ['Plugins', 'Order'], 'Plugins run in the order they are registered.'),
+      infoSnippet('x.md', ['Loaders', 'Options'], 'Each loader takes an options object.'),
+      infoSnippet('x.md', ['Loaders', 'Order'], 'Loaders run in the order they are registered.'),
+    ];
+    list[2] = { ...list[2], description: pageWordsText([], 'Transpile stylesheets before bundling.') };
+    return list;
+  };
+  // The fusion weighted up (as in the test above), so one place of the page ranking shows.
+  const fused: Bm25Params = { ...DEFAULT_BM25, parentWeight: 0, mergeRatio: 0, neighbourWeight: 0, pageFusion: 2 };
+  const q = 'options to transpile stylesheets';
+
+  test('ranks the page whose summary holds the question words first, without making them a field of its sections', () => {
+    const list = corpus();
+    const hits = buildLexicalIndex(list, fused).search(q, 10);
+    assert.equal(hits[0]?.id, list[2].id, "x.md's Options section first: its page's summary matches");
+    assert.ok(hits.some((h) => h.id === list[0].id), "y.md's Options section is still returned");
+    // Without the summary the two pages tie and y.md's section, first in the index, comes first.
+    const bare = list.map((s) => ({ ...s, description: '' }));
+    assert.equal(buildLexicalIndex(bare, fused).search(q, 10)[0]?.id, list[0].id);
+    // The summary is page-level evidence only: its words alone touch no section.
+    assert.equal(buildLexicalIndex(list, fused).search('transpile stylesheets', 10).length, 0);
+  });
+
+  test("the carrier's text keeps the search words and the summary apart", () => {
+    const text = pageWordsText(['scss', 'toCSS'], 'Transpiles\nSass   to CSS.');
+    assert.deepEqual(readPageWords(text), { words: 'scss\ntoCSS\n', summary: 'Transpiles Sass to CSS.' });
+    assert.deepEqual(readPageWords('scss\ntoCSS'), { words: 'scss\ntoCSS', summary: '' });
+    assert.equal(pageWordsText([], undefined), '');
   });
 });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { MarkdownChunker } from '../../../plugins/chunker-markdown/markdown-chunker.ts';
+import { readPageWords } from '../../../core/search/page-words.ts';
 import { capNesting, MAX_CONTAINERS, MAX_INDENT, preprocess } from '../../../plugins/chunker-markdown/preprocess.ts';
 import type { DocumentFormat, Snippet } from '../../../core/contracts.ts';
 import { CORPORA_DIR, corpora, corpusFile, hasCorpora } from '../../helpers/corpora.ts';
@@ -287,7 +288,7 @@ describe('chunker-markdown on plain markdown', () => {
 });
 
 describe('chunker-markdown front matter', () => {
-  test("the page's search words (keywords, tags, aliases at any depth, short titles; a URL alias as its path words) ride on its first info snippet's description", () => {
+  test("the page's search words (keywords, tags, aliases at any depth, short titles; a URL alias as its path words) and its summary ride on its first info snippet's description", () => {
     const md = [
       '---',
       'title: css.Sass',
@@ -311,11 +312,19 @@ describe('chunker-markdown front matter', () => {
     ].join('\n');
     const sn = chunker.chunk({ path: 'content/functions/css/Sass.md', format: 'markdown', content: md });
     const info = sn.filter((s) => s.type === 'info');
-    assert.equal(info[0].description.split('\n').sort().join('|'), ['Sass', 'functions resources tocss', 'scss', 'stylesheet', 'styling', 'toCSS'].sort().join('|'));
+    const { words, summary } = readPageWords(info[0].description);
+    assert.equal(words.trim().split('\n').sort().join('|'), ['Sass', 'functions resources tocss', 'scss', 'stylesheet', 'styling', 'toCSS'].sort().join('|'));
+    // The front matter's description rides after them, as the page's summary (page-level ranking only).
+    assert.equal(summary, 'Transpiles Sass to CSS.');
     // Only the first info snippet carries them, and the prose the reader gets is unchanged.
     assert.equal(info[1].description, '');
     assert.ok(!info[0].content.includes('tocss') && !info[0].content.includes('scss'));
     assert.match(info[0].content, /^Transpiles Sass to CSS\./);
+  });
+
+  test('a summary alone rides too; a page without such keys gets no search words', () => {
+    const sn = chunker.chunk({ path: 'a.md', format: 'markdown', content: '---\ntitle: A\ndescription: About A.\n---\n\nText.\n' });
+    assert.deepEqual(readPageWords(sn[0].description), { words: '', summary: 'About A.' });
   });
 
   test('a page without such keys gets no search words', () => {
