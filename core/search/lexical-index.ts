@@ -11,7 +11,7 @@
  */
 import type { Snippet } from '../contracts.ts';
 import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
-import { accumulateBm25f, topBm25f, TopKScratch, type Bm25fData, type FieldWeight } from './bm25f.ts';
+import { accumulateBm25f, topBm25f, TopKScratch, wholePostings, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
 import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, sortedHas } from './section-scores.ts';
@@ -394,7 +394,7 @@ class Searcher {
       idf: (w) => view.idf(data.bm25, w),
     };
     if (params.bridgeWeight > 0) {
-      const bridge = new HeadingBridge({ postings: data.bm25, head: data.head }, data.terms, params.bridge);
+      const bridge = new HeadingBridge({ postings: wholePostings(data.bm25), head: data.head }, data.terms, params.bridge);
       this.expansion.associates = (w) => {
         const no = view.termNo(w);
         return no < 0 ? [] : bridge.associates(no).map((a) => ({ t: data.terms[a.no], s: a.s }));
