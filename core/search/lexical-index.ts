@@ -14,7 +14,7 @@ import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
 import { accumulateBm25f, topBm25f, TopKScratch, wholePostings, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
-import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, sortedHas } from './section-scores.ts';
+import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, run, sortedHas } from './section-scores.ts';
 import { sectionKey } from './sections.ts';
 import { fuseWithPages, growRun, runPath, UnitBuffer, type RunContext } from './units.ts';
 
@@ -284,8 +284,8 @@ class IndexView {
   }
 
   crumbsOf(sec: number): string[] {
-    const { start, bytes } = this.data.crumbs;
-    return JSON.parse(this.decoder.decode(bytes.subarray(start[sec], start[sec + 1]))) as string[];
+    const { start, bytes, row } = this.data.crumbs;
+    return JSON.parse(this.decoder.decode(row ? row(sec) : bytes.subarray(start[sec], start[sec + 1]))) as string[];
   }
 
   parentRef(p: number): UnitRef {
@@ -548,7 +548,10 @@ class Searcher {
       return no >= 0 ? [{ no, idf: data.bm25.idf[no] }] : [];
     });
     const own = data.own;
-    const ownScore = (i: number) => asked.reduce((sum, q) => sum + (sortedHas(own.items, own.start[i], own.start[i + 1], q.no) ? q.idf : 0), 0);
+    const ownScore = (i: number) => {
+      const words = run(own, i);
+      return asked.reduce((sum, q) => sum + (sortedHas(words, 0, words.length, q.no) ? q.idf : 0), 0);
+    };
     const runContext: RunContext = {
       pageOf: data.pageOf,
       secTokens: data.secTokens,

@@ -40,6 +40,13 @@ export const POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
 /** The BM25F views whose postings lie in the postings part. */
 const PAGED_VIEWS = ['bm25', 'parentBm25', 'pageBm25'] as const;
 type PagedView = (typeof PAGED_VIEWS)[number];
+/**
+ * The lists also read one by one (a section's prose and code words for phrases, a snippet's own
+ * words, a section's heading path), with a crc32 per list in the index part.
+ */
+const PAGED_ROWS = ['prose', 'code', 'own', 'crumbs'] as const;
+type PagedRow = (typeof PAGED_ROWS)[number];
+const rowItems = (name: PagedRow) => (name === 'crumbs' ? 'crumbs.bytes' : `${name}.items`);
 export const HEADER_BYTES = 256;
 export const SEGMENT_DIR = 'segments';
 const EXT = '.seg';
@@ -148,6 +155,16 @@ interface Meta {
   paged: Array<{ name: string; kind: ArrayKind; offset: number; length: number }>;
 }
 
+/** Each list's crc32 over its items' bytes. */
+function rowCrcs(start: Int32Array, items: Typed): Uint32Array {
+  const rows = start.length - 1;
+  const out = new Uint32Array(Math.max(0, rows));
+  const bytes = new Uint8Array(items.buffer, items.byteOffset, items.byteLength);
+  const width = items.BYTES_PER_ELEMENT;
+  for (let k = 0; k < rows; k++) out[k] = crc32(bytes.subarray(width * start[k], width * start[k + 1]));
+  return out;
+}
+
 /** Each term's crc32 over its documents' bytes then its weights' bytes. */
 function termCrcs(b: Bm25fData): Uint32Array {
   const terms = b.start.length - 1;
@@ -187,6 +204,12 @@ export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[
     delete arrays[`${view}.tfw`];
     arrays[`${view}.ub`] = termUpperBounds(b);
     arrays[`${view}.crc`] = termCrcs(b);
+  }
+  for (const name of PAGED_ROWS) {
+    const items = arrays[rowItems(name)];
+    pagedArrays[rowItems(name)] = items;
+    delete arrays[rowItems(name)];
+    arrays[`${name}.crc`] = rowCrcs(arrays[`${name}.start`] as Int32Array, items);
   }
   let pagedAt = 0;
   const paged = Object.entries(pagedArrays).map(([name, a]) => {
@@ -341,41 +364,69 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       }
     };
     const postingCache = new PostingCache(Math.min(POSTINGS_CACHE_BYTES, postingsLength));
-    const { data, snipStart, snipCrc } = decodeIndex(index, path, (view, meta, arrays) => {
-      const docsAt = meta.paged.find((e) => e.name === `${view}.docs`);
-      const tfwAt = meta.paged.find((e) => e.name === `${view}.tfw`);
-      const start = arrays[`${view}.start`];
-      const crc = arrays[`${view}.crc`];
-      const total = start ? start[start.length - 1] : -1;
-      if (!docsAt || !tfwAt || docsAt.kind !== 'i32' || tfwAt.kind !== 'f64' || !crc || docsAt.length !== total || tfwAt.length !== total || crc.length !== start.length - 1) {
-        throw new SegmentError('corrupt', `segment file ${path}: the postings of ${view} are not described`);
+    const pbase = base + snippetLength;
+    /** Where an array of the postings part lies, checked against the part and the expected kind and length. */
+    const pagedEntry = (meta: Meta, name: string, kind: ArrayKind, length: number) => {
+      const e = meta.paged.find((x) => x.name === name);
+      if (!e || e.kind !== kind || e.length !== length || e.offset % 8 !== 0 || e.offset + length * KINDS[kind].bytes > postingsLength) {
+        throw new SegmentError('corrupt', `segment file ${path}: array ${name} of the postings part is missing or lies outside it`);
       }
-      if (docsAt.offset % 8 !== 0 || docsAt.offset + 4 * total > postingsLength || tfwAt.offset % 8 !== 0 || tfwAt.offset + 8 * total > postingsLength) {
-        throw new SegmentError('corrupt', `segment file ${path}: the postings of ${view} lie outside the postings part`);
-      }
-      const pbase = base + snippetLength;
-      return (t: number): PostingList => {
-        const key = `${view}\u0000${t}`;
-        const cached = postingCache.get(key);
-        if (cached) return cached;
-        const lo = start[t];
-        const n = start[t + 1] - lo;
-        const docs = new Int32Array(n);
-        const tfw = new Float64Array(n);
-        const docBytes = new Uint8Array(docs.buffer);
-        const tfwBytes = new Uint8Array(tfw.buffer);
-        if (
-          readAt(docBytes, pbase + docsAt.offset + 4 * lo) < docBytes.length ||
-          readAt(tfwBytes, pbase + tfwAt.offset + 8 * lo) < tfwBytes.length ||
-          crc32(tfwBytes, crc32(docBytes)) !== crc[t]
-        ) {
-          throw new SegmentError('corrupt', `segment file ${path}: the postings of term ${t} (${view}) are damaged`);
-        }
-        const list = { docs, tfw };
-        postingCache.set(key, list, docBytes.length + tfwBytes.length);
-        return list;
-      };
-    });
+      return e;
+    };
+    const readers: PagedReaders = {
+      postings(view, meta, arrays) {
+        const start = arrays[`${view}.start`];
+        const crc = arrays[`${view}.crc`];
+        const total = start[start.length - 1];
+        if (!crc || crc.length !== start.length - 1) throw new SegmentError('corrupt', `segment file ${path}: the postings of ${view} are not described`);
+        const docsAt = pagedEntry(meta, `${view}.docs`, 'i32', total);
+        const tfwAt = pagedEntry(meta, `${view}.tfw`, 'f64', total);
+        return (t: number): PostingList => {
+          const key = `${view}\u0000${t}`;
+          const cached = postingCache.get(key) as PostingList | undefined;
+          if (cached) return cached;
+          const lo = start[t];
+          const n = start[t + 1] - lo;
+          const docs = new Int32Array(n);
+          const tfw = new Float64Array(n);
+          const docBytes = new Uint8Array(docs.buffer);
+          const tfwBytes = new Uint8Array(tfw.buffer);
+          if (
+            readAt(docBytes, pbase + docsAt.offset + 4 * lo) < docBytes.length ||
+            readAt(tfwBytes, pbase + tfwAt.offset + 8 * lo) < tfwBytes.length ||
+            crc32(tfwBytes, crc32(docBytes)) !== crc[t]
+          ) {
+            throw new SegmentError('corrupt', `segment file ${path}: the postings of term ${t} (${view}) are damaged`);
+          }
+          const list = { docs, tfw };
+          postingCache.set(key, list, docBytes.length + tfwBytes.length);
+          return list;
+        };
+      },
+      row(name, meta, arrays) {
+        const start = arrays[`${name}.start`];
+        const crc = arrays[`${name}.crc`];
+        const kind: ArrayKind = name === 'crumbs' ? 'u8' : 'i32';
+        if (!crc || crc.length !== start.length - 1) throw new SegmentError('corrupt', `segment file ${path}: the lists of ${name} are not described`);
+        const at = pagedEntry(meta, rowItems(name), kind, start[start.length - 1]);
+        const width = KINDS[kind].bytes;
+        return (k: number) => {
+          const key = `${name}\u0000${k}`;
+          const cached = postingCache.get(key) as Int32Array | Uint8Array | undefined;
+          if (cached) return cached;
+          const lo = start[k];
+          const n = start[k + 1] - lo;
+          const row = kind === 'u8' ? new Uint8Array(n) : new Int32Array(n);
+          const bytes = new Uint8Array(row.buffer);
+          if (readAt(bytes, pbase + at.offset + width * lo) < bytes.length || crc32(bytes) !== crc[k]) {
+            throw new SegmentError('corrupt', `segment file ${path}: list ${k} of ${name} is damaged`);
+          }
+          postingCache.set(key, row, bytes.length + 64);
+          return row;
+        };
+      },
+    };
+    const { data, snipStart, snipCrc } = decodeIndex(index, path, readers);
     const lexical = openLexicalIndex(data, params);
     const ids = data.ids;
     const positionOf = positionFinder(ids);
@@ -466,14 +517,16 @@ export function memorySegment(buildId: string, data: IndexData, snippets: readon
   };
 }
 
-/** The term postings a segment has read, least recently used out past `capacity` bytes. */
+type CachedList = PostingList | Int32Array | Uint8Array;
+
+/** The term postings and lists a segment has read, least recently used out past `capacity` bytes. */
 class PostingCache {
-  private readonly lists = new Map<string, { list: PostingList; bytes: number }>();
+  private readonly lists = new Map<string, { list: CachedList; bytes: number }>();
   private used = 0;
 
   constructor(readonly capacity: number) {}
 
-  get(key: string): PostingList | undefined {
+  get(key: string): CachedList | undefined {
     const e = this.lists.get(key);
     if (!e) return undefined;
     this.lists.delete(key);
@@ -482,7 +535,7 @@ class PostingCache {
   }
 
   /** A list larger than the whole capacity is not kept (its query holds it while it runs). */
-  set(key: string, list: PostingList, bytes: number): void {
+  set(key: string, list: CachedList, bytes: number): void {
     if (bytes > this.capacity) return;
     this.lists.set(key, { list, bytes });
     this.used += bytes;
@@ -499,9 +552,12 @@ class PostingCache {
   }
 }
 
-type PagedReader = (view: PagedView, meta: Meta, arrays: Record<string, Typed>) => (t: number) => PostingList;
+interface PagedReaders {
+  postings(view: PagedView, meta: Meta, arrays: Record<string, Typed>): (t: number) => PostingList;
+  row(name: PagedRow, meta: Meta, arrays: Record<string, Typed>): (k: number) => Int32Array | Uint8Array;
+}
 
-function decodeIndex(index: Buffer, path: string, paged: PagedReader): { data: IndexData; snipStart: Float64Array; snipCrc: Uint32Array } {
+function decodeIndex(index: Buffer, path: string, paged: PagedReaders): { data: IndexData; snipStart: Float64Array; snipCrc: Uint32Array } {
   const metaLength = index.readUInt32LE(0);
   const meta = JSON.parse(index.toString('utf8', 4, 4 + metaLength)) as Meta;
   const a: Record<string, Typed> = {};
@@ -518,6 +574,15 @@ function decodeIndex(index: Buffer, path: string, paged: PagedReader): { data: I
     return v;
   };
   const ragged = (name: string): Ragged => ({ start: need(`${name}.start`) as Int32Array, items: need(`${name}.items`) as Int32Array });
+  const pagedCrumbs = () => {
+    need('crumbs.crc');
+    return { start: need('crumbs.start') as Int32Array, bytes: new Uint8Array(0), row: paged.row('crumbs', meta, a) as (k: number) => Uint8Array };
+  };
+  const pagedRagged = (name: 'prose' | 'code' | 'own'): Ragged => {
+    need(`${name}.start`);
+    need(`${name}.crc`);
+    return { start: need(`${name}.start`) as Int32Array, items: new Int32Array(0), row: paged.row(name, meta, a) as (k: number) => Int32Array };
+  };
   if (!Array.isArray(meta.paged)) throw new SegmentError('corrupt', `segment file ${path}: the postings part is not described`);
   const bm = (name: PagedView): Bm25fData => {
     need(`${name}.start`);
@@ -530,7 +595,7 @@ function decodeIndex(index: Buffer, path: string, paged: PagedReader): { data: I
       docs: new Int32Array(0),
       tfw: new Float64Array(0),
       ub,
-      postings: paged(name, meta, a),
+      postings: paged.postings(name, meta, a),
     };
   };
   const data: IndexData = {
@@ -544,14 +609,14 @@ function decodeIndex(index: Buffer, path: string, paged: PagedReader): { data: I
     prior: need('prior') as Float64Array,
     links: ragged('links'),
     head: ragged('head'),
-    code: ragged('code'),
-    prose: ragged('prose'),
-    crumbs: { start: need('crumbs.start') as Int32Array, bytes: need('crumbs.bytes') as Uint8Array },
+    code: pagedRagged('code'),
+    prose: pagedRagged('prose'),
+    crumbs: pagedCrumbs(),
     parFirst: need('parFirst') as Int32Array,
     parLast: need('parLast') as Int32Array,
     parDepth: need('parDepth') as Int32Array,
     parHead: ragged('parHead'),
-    own: ragged('own'),
+    own: pagedRagged('own'),
     bm25: bm('bm25'),
     parentBm25: bm('parentBm25'),
     pageBm25: bm('pageBm25'),

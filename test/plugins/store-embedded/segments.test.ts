@@ -155,6 +155,9 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
         paged: Array<{ name: string; offset: number; length: number }>;
       };
       assert.ok(!meta.arrays.some((a) => a.name.endsWith('.docs') || a.name.endsWith('.tfw')), 'the index part holds no postings');
+      for (const name of ['prose.items', 'code.items', 'own.items', 'crumbs.bytes']) {
+        assert.ok(!meta.arrays.some((a) => a.name === name) && meta.paged.some((a) => a.name === name), `${name} is read by list`);
+      }
       // Damage the first section posting of "middleware" (its weight's last byte).
       const term = meta.terms.indexOf(stem('middleware'));
       assert.ok(term >= 0);
