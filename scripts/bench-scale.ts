@@ -34,7 +34,7 @@
  * is a quick check (well under a minute).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -180,6 +180,38 @@ async function timedWithCpu(pid: number, base: string, key: string, urls: string
   return { ms, serverCpuMsPerRequest: round((cpuMs(pid) - before) / urls.length) };
 }
 
+/**
+ * The parts of the largest segment file (the big library's), from its header: the index part is
+ * read whole when the segment is opened, the snippet and postings parts (format 2) by record and
+ * by term.
+ */
+function bigSegmentParts(): Record<string, number> | null {
+  const dir = join(dataDir, 'segments');
+  const segs = readdirSync(dir)
+    .filter((f) => f.endsWith('.seg'))
+    .map((f) => ({ f, size: statSync(join(dir, f)).size }))
+    .sort((a, b) => b.size - a.size);
+  if (segs.length === 0) return null;
+  const fd = openSync(join(dir, segs[0].f), 'r');
+  try {
+    const header = Buffer.alloc(256);
+    readSync(fd, header, 0, 256, 0);
+    const mb = (n: number) => round(n / 1048576);
+    return {
+      format: header.readUInt32LE(8),
+      fileMb: mb(segs[0].size),
+      indexPartMb: mb(header.readDoubleLE(16)),
+      snippetPartMb: mb(header.readDoubleLE(24)),
+      postingsPartMb: header.readUInt32LE(8) >= 2 ? mb(header.readDoubleLE(144)) : 0,
+      snippets: header.readUInt32LE(32),
+      sections: header.readUInt32LE(36),
+      terms: header.readUInt32LE(40),
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function rssMb(pid: number): number {
   const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/);
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
@@ -257,6 +289,7 @@ async function measure(): Promise<Record<string, unknown>> {
     const context99 = percentile(contextMs, 99);
     const search99 = percentile(searchMs, 99);
     return {
+      bigSegment: bigSegmentParts(),
       server: { startToFirstAnswerS, firstContextAnswerMs: firstAnswerMs },
       context: { ...summary(contextMs), serverCpuMsPerRequest: contextRun.serverCpuMsPerRequest },
       librarySearch: { ...summary(searchMs), serverCpuMsPerRequest: searchRun.serverCpuMsPerRequest },

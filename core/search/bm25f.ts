@@ -97,8 +97,43 @@ export interface Bm25fData {
   n: number;
   idf: Float64Array;
   start: Int32Array;
+  /** Every term's postings, term after term (empty when `postings` reads them by term). */
   docs: Int32Array;
   tfw: Float64Array;
+  /** Each term's upper bound (termUpperBounds), when stored with the index. */
+  ub?: Float64Array;
+  /**
+   * Term t's postings read on demand (a segment read by pages: plugins/store-embedded/segment.ts),
+   * `start[t+1] - start[t]` of them; `docs` and `tfw` are empty then.
+   */
+  postings?: (t: number) => PostingList;
+}
+
+/** One term's postings: documents ascending, their saturated weights. */
+export interface PostingList {
+  docs: Int32Array;
+  tfw: Float64Array;
+}
+
+/** Term t's postings, from the arrays or read by term. */
+export function postingList(index: Bm25fData, t: number): PostingList {
+  if (index.postings) return index.postings(t);
+  return { docs: index.docs.subarray(index.start[t], index.start[t + 1]), tfw: index.tfw.subarray(index.start[t], index.start[t + 1]) };
+}
+
+/** The index with every term's postings in its arrays (reads each term of a paged index once). */
+export function wholePostings(index: Bm25fData): Bm25fData {
+  if (!index.postings) return index;
+  const terms = index.start.length - 1;
+  const docs = new Int32Array(index.start[terms]);
+  const tfw = new Float64Array(index.start[terms]);
+  for (let t = 0; t < terms; t++) {
+    if (index.start[t] === index.start[t + 1]) continue;
+    const list = index.postings(t);
+    docs.set(list.docs, index.start[t]);
+    tfw.set(list.tfw, index.start[t]);
+  }
+  return { n: index.n, idf: index.idf, start: index.start, docs, tfw, ub: index.ub };
 }
 
 /** `fields[f][d]`: the term numbers (below `terms`) of field f of document d, in token order. */
@@ -175,7 +210,22 @@ export function accumulateBm25f(
   touched: number[],
   termWeights?: ArrayLike<number>,
 ): void {
-  const { idf, start, docs, tfw } = index;
+  const { idf, start } = index;
+  if (index.postings) {
+    for (let k = 0; k < terms.length; k++) {
+      const no = terms[k];
+      if (no < 0 || start[no] === start[no + 1]) continue;
+      const w = idf[no] * (termWeights ? termWeights[k] : 1);
+      const { docs, tfw } = index.postings(no);
+      for (let i = 0; i < docs.length; i++) {
+        const d = docs[i];
+        if (scores[d] === 0) touched.push(d);
+        scores[d] += w * tfw[i];
+      }
+    }
+    return;
+  }
+  const { docs, tfw } = index;
   for (let k = 0; k < terms.length; k++) {
     const no = terms[k];
     if (no < 0 || start[no] === start[no + 1]) continue;
@@ -195,6 +245,8 @@ export function accumulateBm25f(
  * postings) and kept beside it.
  */
 export function termUpperBounds(index: Bm25fData): Float64Array {
+  if (index.ub) return index.ub;
+  if (index.postings) throw new Error('termUpperBounds: a paged index stores its bounds (ub)');
   let bounds = UPPER_BOUNDS.get(index);
   if (!bounds) {
     const { start, tfw } = index;
@@ -211,6 +263,8 @@ export function termUpperBounds(index: Bm25fData): Float64Array {
 }
 
 const UPPER_BOUNDS = new WeakMap<Bm25fData, Float64Array>();
+const EMPTY_DOCS = new Int32Array(0);
+const EMPTY_TFW = new Float64Array(0);
 
 /** What a top-k search did: postings read and documents fully scored (operation counts, not time). */
 export interface TopKStats {
@@ -242,7 +296,7 @@ export function topBm25f(
   scratch: TopKScratch = new TopKScratch(),
   stats?: TopKStats,
 ): Array<{ doc: number; score: number }> {
-  const { idf, start, docs, tfw } = index;
+  const { idf, start } = index;
   k = Math.min(Math.floor(k), index.n);
   if (!(k > 0)) return [];
   const bounds = termUpperBounds(index);
@@ -258,8 +312,11 @@ export function topBm25f(
     s.query[m] = q;
     s.weight[m] = w;
     s.bound[m] = w * bounds[no];
-    s.cur[m] = start[no];
-    s.end[m] = start[no + 1];
+    const list = postingList(index, no);
+    s.docs[m] = list.docs;
+    s.tfw[m] = list.tfw;
+    s.cur[m] = 0;
+    s.end[m] = list.docs.length;
     s.order[m] = m;
     m++;
   }
@@ -277,20 +334,22 @@ export function topBm25f(
   let postings = 0;
   let scored = 0;
   const { contrib, hit } = s;
+  const docsOf = s.docs;
+  const tfwOf = s.tfw;
   for (;;) {
     // The next document: the smallest current document of the essential lists.
     let d = 0x7fffffff;
     for (let j = ne; j < m; j++) {
       const l = order[j];
-      if (s.cur[l] < s.end[l] && docs[s.cur[l]] < d) d = docs[s.cur[l]];
+      if (s.cur[l] < s.end[l] && docsOf[l][s.cur[l]] < d) d = docsOf[l][s.cur[l]];
     }
     if (d === 0x7fffffff) break;
     let partial = 0;
     for (let j = ne; j < m; j++) {
       const l = order[j];
       const i = s.cur[l];
-      if (i < s.end[l] && docs[i] === d) {
-        const c = s.weight[l] * tfw[i];
+      if (i < s.end[l] && docsOf[l][i] === d) {
+        const c = s.weight[l] * tfwOf[l][i];
         contrib[l] = c;
         hit[l] = 1;
         partial += c;
@@ -306,11 +365,11 @@ export function topBm25f(
         break;
       }
       const l = order[j];
-      const i = seek(docs, s.cur[l], s.end[l], d);
+      const i = seek(docsOf[l], s.cur[l], s.end[l], d);
       s.cur[l] = i;
       postings++;
-      if (i < s.end[l] && docs[i] === d) {
-        const c = s.weight[l] * tfw[i];
+      if (i < s.end[l] && docsOf[l][i] === d) {
+        const c = s.weight[l] * tfwOf[l][i];
         contrib[l] = c;
         hit[l] = 1;
         partial += c;
@@ -333,6 +392,9 @@ export function topBm25f(
     }
     for (let l = 0; l < m; l++) hit[l] = 0;
   }
+  // The lists are not kept past the query (a paged index's may be evicted from its cache).
+  docsOf.fill(EMPTY_DOCS, 0, m);
+  tfwOf.fill(EMPTY_TFW, 0, m);
   if (stats) {
     stats.postings += postings;
     stats.scored += scored;
@@ -431,6 +493,8 @@ export class TopKScratch {
   prefix = new Float64Array(1);
   contrib = new Float64Array(0);
   hit = new Uint8Array(0);
+  docs: Int32Array[] = [];
+  tfw: Float64Array[] = [];
   heap: Heap = { doc: new Int32Array(0), score: new Float64Array(0) };
 
   reserve(terms: number, k: number): this {
@@ -444,6 +508,10 @@ export class TopKScratch {
       this.prefix = new Float64Array(terms + 1);
       this.contrib = new Float64Array(terms);
       this.hit = new Uint8Array(terms);
+    }
+    while (this.docs.length < terms) {
+      this.docs.push(EMPTY_DOCS);
+      this.tfw.push(EMPTY_TFW);
     }
     if (this.heap.doc.length < k) this.heap = { doc: new Int32Array(k), score: new Float64Array(k) };
     return this;

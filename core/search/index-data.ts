@@ -17,7 +17,10 @@ export const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 
 /** Lists of numbers, one per item: item i is `items[start[i]..start[i+1]]`. */
 export interface Ragged {
   start: Int32Array;
+  /** Every item, list after list (empty when `row` reads them by list). */
   items: Int32Array;
+  /** List k read on demand (a segment read by pages: plugins/store-embedded/segment.ts). */
+  row?: (k: number) => Int32Array;
 }
 
 export interface IndexData {
@@ -43,7 +46,7 @@ export interface IndexData {
   code: Ragged;
   prose: Ragged;
   /** The heading path of each section's first snippet, JSON of a string array per section (UTF-8). */
-  crumbs: { start: Int32Array; bytes: Uint8Array };
+  crumbs: { start: Int32Array; bytes: Uint8Array; row?: (k: number) => Uint8Array };
   /** Parent units: their first and last section and heading depth. */
   parFirst: Int32Array;
   parLast: Int32Array;

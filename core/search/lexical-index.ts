@@ -11,10 +11,10 @@
  */
 import type { Snippet } from '../contracts.ts';
 import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
-import { accumulateBm25f, type Bm25fData, type FieldWeight } from './bm25f.ts';
+import { accumulateBm25f, topBm25f, TopKScratch, wholePostings, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
-import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, sortedHas } from './section-scores.ts';
+import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, run, sortedHas } from './section-scores.ts';
 import { sectionKey } from './sections.ts';
 import { fuseWithPages, growRun, runPath, UnitBuffer, type RunContext } from './units.ts';
 
@@ -43,6 +43,8 @@ export interface LexicalIndex {
    * with this id, from the index alone (no snippet read); undefined for an id it does not hold.
    */
   sectionKeyOf(id: number): string | undefined;
+  /** What the last search did (operation counts). */
+  lastSearch?(): SearchStats;
 }
 
 export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path' | 'meta';
@@ -205,18 +207,56 @@ export function buildLexicalIndex(snippets: readonly IndexedSnippet[], params: B
 type Hit = { id: number; score: number; unit?: UnitRef };
 
 /**
+ * Candidate generation for very large indexes. Below `minSections` sections every section,
+ * parent and page a question's words touch is scored (the full pipeline: heading coverage,
+ * phrases, priors, neighbour and link lifts, page fusion see every touched score). At or above
+ * it, the BM25F step keeps only the `sections` best sections, the `parents` best parents and
+ * the `pages` best pages by their BM25F score, found by MaxScore (core/search/bm25f.ts
+ * topBm25f: the same scores to the bit as the exhaustive sum, without walking every posting),
+ * and the rest of the pipeline runs over those candidates only. The answers of indexes below
+ * the threshold are unchanged; above it, a section outside the candidates that a later step
+ * would have lifted into the answer (a neighbour or link lift, heading coverage, a phrase) is
+ * missed.
+ */
+export interface CandidateLimits {
+  minSections: number;
+  sections: number;
+  parents: number;
+  pages: number;
+}
+
+/** Far above every shared corpus (python, the largest, has 11,788 snippets, so fewer sections). */
+export const DEFAULT_CANDIDATES: CandidateLimits = { minSections: 100_000, sections: 2_000, parents: 2_000, pages: 1_000 };
+
+/**
  * Searches an index's data (computeIndexData, or read back from a segment file) with the
  * params it was computed with. Builds nothing but the dictionary's plain-word list. `synonyms`
  * is for measuring other synonym lists (scripts/bench/synonym-check.ts).
  */
-export function openLexicalIndex(data: IndexData, params: Bm25Params = DEFAULT_BM25, synonyms: ReadonlyMap<string, readonly string[]> = SYNONYMS): LexicalIndex {
+export function openLexicalIndex(
+  data: IndexData,
+  params: Bm25Params = DEFAULT_BM25,
+  synonyms: ReadonlyMap<string, readonly string[]> = SYNONYMS,
+  candidates: CandidateLimits = DEFAULT_CANDIDATES,
+): LexicalIndex {
   const view = new IndexView(data);
-  const searcher = new Searcher(view, params, synonyms);
+  const searcher = new Searcher(view, params, synonyms, candidates);
   return {
     size: data.ids.length,
     sectionKeyOf: (id) => view.sectionKeyOf(id),
     search: (query, limit) => searcher.search(query, limit),
+    lastSearch: () => ({ ...searcher.stats }),
   };
+}
+
+/** What the last search of an index did (operation counts, for tests and benches). */
+export interface SearchStats {
+  /** Whether it scored candidates only (CandidateLimits). */
+  candidates: boolean;
+  /** Sections, parents and pages given a BM25F score. */
+  sections: number;
+  parents: number;
+  pages: number;
 }
 
 /** Read access to an index's data: term numbers, sections, parents, breadcrumbs. */
@@ -244,8 +284,8 @@ class IndexView {
   }
 
   crumbsOf(sec: number): string[] {
-    const { start, bytes } = this.data.crumbs;
-    return JSON.parse(this.decoder.decode(bytes.subarray(start[sec], start[sec + 1]))) as string[];
+    const { start, bytes, row } = this.data.crumbs;
+    return JSON.parse(this.decoder.decode(row ? row(sec) : bytes.subarray(start[sec], start[sec + 1]))) as string[];
   }
 
   parentRef(p: number): UnitRef {
@@ -327,14 +367,20 @@ class Searcher {
   private readonly pgtouched: number[] = [];
   private readonly takenList: number[] = [];
   private readonly units = new UnitBuffer();
+  /** Candidates only (CandidateLimits), when the index is that large. */
+  private readonly large: CandidateLimits | undefined;
+  private readonly topScratch = new TopKScratch();
+  readonly stats: SearchStats = { candidates: false, sections: 0, parents: 0, pages: 0 };
 
   constructor(
     private readonly view: IndexView,
     private readonly params: Bm25Params,
     synonyms: ReadonlyMap<string, readonly string[]>,
+    candidates: CandidateLimits,
   ) {
     const data = (this.data = view.data);
     this.nsec = view.nsec;
+    this.large = this.nsec >= candidates.minSections ? candidates : undefined;
     this.pageBm25 = params.pageFusion > 0 ? data.pageBm25 : undefined;
     this.prior = data.prior.length > 0 ? data.prior : undefined;
     this.hasCode = params.codePrior > 0 && data.hasCode.length > 0 ? data.hasCode : undefined;
@@ -348,7 +394,7 @@ class Searcher {
       idf: (w) => view.idf(data.bm25, w),
     };
     if (params.bridgeWeight > 0) {
-      const bridge = new HeadingBridge({ postings: data.bm25, head: data.head }, data.terms, params.bridge);
+      const bridge = new HeadingBridge({ postings: wholePostings(data.bm25), head: data.head }, data.terms, params.bridge);
       this.expansion.associates = (w) => {
         const no = view.termNo(w);
         return no < 0 ? [] : bridge.associates(no).map((a) => ({ t: data.terms[a.no], s: a.s }));
@@ -371,6 +417,10 @@ class Searcher {
     try {
       return this.searchWith(query, words, limit);
     } finally {
+      this.stats.candidates = this.large !== undefined;
+      this.stats.sections = this.touched.length;
+      this.stats.parents = this.ptouched.length;
+      this.stats.pages = this.pgtouched.length;
       const { scores, before, pscores, psc, taken } = this;
       for (const k of this.touched) scores[k] = before[k] = 0;
       for (const p of this.ptouched) pscores[p] = 0;
@@ -403,12 +453,13 @@ class Searcher {
   private scoreSections(query: string, weighted: readonly WeightedTerm[], queryNos: Int32Array, askedNos: readonly number[]): void {
     const { data, params, scores, before, touched } = this;
     const { bm25 } = data;
-    accumulateBm25f(
+    this.bm25f(
       bm25,
       queryNos,
       scores,
       touched,
       weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : bm25.idf[queryNos[k]], params.idfPower - 1)),
+      this.large?.sections,
     );
     coverHeadings(data.head, this.headAll, touched, scores, askedNos, bm25.idf, params.headingCoverage);
     boostPhrases(query, data, (w) => this.view.termNo(w), touched, scores, params.phraseWeight, params.phraseMinTokens);
@@ -421,6 +472,22 @@ class Searcher {
   }
 
   /**
+   * BM25F scores of one view into `scores` (the documents given one appended to `touched`):
+   * every document the terms touch, or, with `keep` (a large index, CandidateLimits), only the
+   * `keep` best by MaxScore, with the same scores.
+   */
+  private bm25f(index: Bm25fData, queryNos: Int32Array, scores: Float64Array, touched: number[], weights: number[], keep: number | undefined): void {
+    if (keep === undefined || weights.some((w) => !(w >= 0))) {
+      accumulateBm25f(index, queryNos, scores, touched, weights);
+      return;
+    }
+    for (const { doc, score } of topBm25f(index, queryNos, keep, weights, this.topScratch)) {
+      if (score > 0 && scores[doc] === 0) touched.push(doc);
+      scores[doc] = score;
+    }
+  }
+
+  /**
    * The parents' scores: BM25F over their own field averages with the sections' idf (so a parent
    * and its children weigh a word alike), and heading coverage.
    */
@@ -428,7 +495,7 @@ class Searcher {
     const { data, params } = this;
     if (data.parFirst.length === 0) return;
     const { bm25, parentBm25 } = data;
-    accumulateBm25f(
+    this.bm25f(
       parentBm25,
       queryNos,
       this.pscores,
@@ -438,6 +505,7 @@ class Searcher {
         const pidf = no < 0 ? 0 : parentBm25.idf[no];
         return pidf > 0 ? (q.w * Math.pow(bm25.idf[no], params.idfPower)) / pidf : 0;
       }),
+      this.large?.parents,
     );
     coverHeadings(data.parHead, this.parHeadAll, this.ptouched, this.pscores, askedNos, bm25.idf, params.headingCoverage);
   }
@@ -449,12 +517,13 @@ class Searcher {
   private fuse(ord: Int32Array, weighted: readonly WeightedTerm[], queryNos: Int32Array): Float64Array | undefined {
     const { pageBm25, params, units, psc, pgtouched, data } = this;
     if (!pageBm25 || units.length <= 1) return undefined;
-    accumulateBm25f(
+    this.bm25f(
       pageBm25,
       queryNos,
       psc,
       pgtouched,
       weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : pageBm25.idf[queryNos[k]], params.idfPower - 1)),
+      this.large?.pages,
     );
     const pageScoreOf = (u: number) => psc[data.pageOf[units.sec[u] >= 0 ? units.sec[u] : data.parFirst[units.par[u]]]];
     return fuseWithPages(
@@ -479,7 +548,10 @@ class Searcher {
       return no >= 0 ? [{ no, idf: data.bm25.idf[no] }] : [];
     });
     const own = data.own;
-    const ownScore = (i: number) => asked.reduce((sum, q) => sum + (sortedHas(own.items, own.start[i], own.start[i + 1], q.no) ? q.idf : 0), 0);
+    const ownScore = (i: number) => {
+      const words = run(own, i);
+      return asked.reduce((sum, q) => sum + (sortedHas(words, 0, words.length, q.no) ? q.idf : 0), 0);
+    };
     const runContext: RunContext = {
       pageOf: data.pageOf,
       secTokens: data.secTokens,

@@ -13,7 +13,7 @@ import { codeIdentifiers, tokenize } from './tokenize.ts';
 export const PHRASE_CANDIDATES = 200;
 
 /** Item k of a ragged list. */
-export const run = (r: Ragged, k: number): Int32Array => r.items.subarray(r.start[k], r.start[k + 1]);
+export const run = (r: Ragged, k: number): Int32Array => (r.row ? r.row(k) : r.items.subarray(r.start[k], r.start[k + 1]));
 
 /** Whether items[i] occurs in items[lo..i). */
 export function seenBefore(items: Int32Array, lo: number, i: number): boolean {

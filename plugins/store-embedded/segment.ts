@@ -5,12 +5,19 @@
  * when they return it.
  *
  * Layout (little-endian):
- *   header, HEADER_BYTES: magic, format version, part lengths, counts, sha256 of each part, the
- *     fingerprint of the search parameters the index was computed with;
+ *   header, HEADER_BYTES: magic, format version, part lengths, counts, sha256 of the index and
+ *     snippet parts, the fingerprint of the search parameters the index was computed with, the
+ *     postings part's length (format 2);
  *   index part: u32 length of a JSON description (dictionary, page paths, arrays: name, type,
  *     offset, length), the JSON, then each typed array at an offset aligned to 8;
  *   snippet part: the snippets as JSON records, one after another. Their offsets and crc32s are
- *     arrays of the index part, so a record read alone is checked alone.
+ *     arrays of the index part, so a record read alone is checked alone;
+ *   postings part (format 2): the postings of the three BM25F views (sections, parents, pages),
+ *     each view's documents then its weights, term after term, at offsets aligned to 8. Each
+ *     term's list is read when a query asks for it (two reads), checked against its crc32 (an
+ *     array of the index part, as are the terms' upper bounds for MaxScore) and kept in a small
+ *     cache of the segment's (POSTINGS_CACHE_BYTES). The index part, read whole when the segment
+ *     is opened, no longer holds the postings, by far the largest arrays of a large library.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
@@ -20,14 +27,26 @@ import { crc32 } from 'node:zlib';
 import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
 import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
-import type { Bm25fData } from '../../core/search/bm25f.ts';
+import { termUpperBounds, type Bm25fData, type PostingList } from '../../core/search/bm25f.ts';
 import { positionFinder, type IndexData, type Ragged } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 
 export const SEGMENT_MAGIC = 'RDKSEG\r\n';
 /** The format this code writes and reads; a file of another format is rebuilt. */
-export const SEGMENT_FORMAT = 1;
+export const SEGMENT_FORMAT = 2;
+/** Bytes of term postings a segment keeps read (least recently used out); counted in its `bytes`. */
+export const POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
+/** The BM25F views whose postings lie in the postings part. */
+const PAGED_VIEWS = ['bm25', 'parentBm25', 'pageBm25'] as const;
+type PagedView = (typeof PAGED_VIEWS)[number];
+/**
+ * The lists also read one by one (a section's prose and code words for phrases, a snippet's own
+ * words, a section's heading path), with a crc32 per list in the index part.
+ */
+const PAGED_ROWS = ['prose', 'code', 'own', 'crumbs'] as const;
+type PagedRow = (typeof PAGED_ROWS)[number];
+const rowItems = (name: PagedRow) => (name === 'crumbs' ? 'crumbs.bytes' : `${name}.items`);
 export const HEADER_BYTES = 256;
 export const SEGMENT_DIR = 'segments';
 const EXT = '.seg';
@@ -120,6 +139,7 @@ function arraysOf(data: IndexData): Record<string, Typed> {
     out[`${name}.docs`] = b.docs;
     out[`${name}.tfw`] = b.tfw;
   };
+  // encodeSegment moves the postings (docs, tfw) to the postings part.
   bm('bm25', data.bm25);
   bm('parentBm25', data.parentBm25);
   bm('pageBm25', data.pageBm25);
@@ -131,6 +151,32 @@ interface Meta {
   pagePaths: string[];
   n: { bm25: number; parentBm25: number; pageBm25: number };
   arrays: Array<{ name: string; kind: ArrayKind; offset: number; length: number }>;
+  /** Arrays of the postings part: offsets from its start. */
+  paged: Array<{ name: string; kind: ArrayKind; offset: number; length: number }>;
+}
+
+/** Each list's crc32 over its items' bytes. */
+function rowCrcs(start: Int32Array, items: Typed): Uint32Array {
+  const rows = start.length - 1;
+  const out = new Uint32Array(Math.max(0, rows));
+  const bytes = new Uint8Array(items.buffer, items.byteOffset, items.byteLength);
+  const width = items.BYTES_PER_ELEMENT;
+  for (let k = 0; k < rows; k++) out[k] = crc32(bytes.subarray(width * start[k], width * start[k + 1]));
+  return out;
+}
+
+/** Each term's crc32 over its documents' bytes then its weights' bytes. */
+function termCrcs(b: Bm25fData): Uint32Array {
+  const terms = b.start.length - 1;
+  const out = new Uint32Array(terms);
+  const docBytes = new Uint8Array(b.docs.buffer, b.docs.byteOffset, b.docs.byteLength);
+  const tfwBytes = new Uint8Array(b.tfw.buffer, b.tfw.byteOffset, b.tfw.byteLength);
+  for (let t = 0; t < terms; t++) {
+    const lo = b.start[t];
+    const hi = b.start[t + 1];
+    out[t] = crc32(tfwBytes.subarray(8 * lo, 8 * hi), crc32(docBytes.subarray(4 * lo, 4 * hi)));
+  }
+  return out;
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
@@ -149,11 +195,35 @@ export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[
     snipCrc[i] = crc32(r);
   });
   const arrays: Record<string, Typed> = { ...arraysOf(data), snipStart, snipCrc };
+  const pagedArrays: Record<string, Typed> = {};
+  for (const view of PAGED_VIEWS) {
+    const b = data[view];
+    pagedArrays[`${view}.docs`] = b.docs;
+    pagedArrays[`${view}.tfw`] = b.tfw;
+    delete arrays[`${view}.docs`];
+    delete arrays[`${view}.tfw`];
+    arrays[`${view}.ub`] = termUpperBounds(b);
+    arrays[`${view}.crc`] = termCrcs(b);
+  }
+  for (const name of PAGED_ROWS) {
+    const items = arrays[rowItems(name)];
+    pagedArrays[rowItems(name)] = items;
+    delete arrays[rowItems(name)];
+    arrays[`${name}.crc`] = rowCrcs(arrays[`${name}.start`] as Int32Array, items);
+  }
+  let pagedAt = 0;
+  const paged = Object.entries(pagedArrays).map(([name, a]) => {
+    const entry = { name, kind: kindOf(a), offset: pagedAt, length: a.length };
+    pagedAt = align8(pagedAt + a.byteLength);
+    return entry;
+  });
+  const postingsLength = pagedAt;
   const meta: Meta = {
     terms: data.terms,
     pagePaths: data.pagePaths,
     n: { bm25: data.bm25.n, parentBm25: data.parentBm25.n, pageBm25: data.pageBm25.n },
     arrays: [],
+    paged,
   };
   // Offsets depend on the JSON's length, which depends on the offsets: lay the arrays out after
   // a JSON written with placeholder offsets of the final width, then fix them.
@@ -182,6 +252,13 @@ export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[
     index.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), e.offset);
   }
   const snippetLength = snipStart[records.length];
+  const postings: Uint8Array[] = [];
+  for (const e of paged) {
+    const a = pagedArrays[e.name];
+    postings.push(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+    const pad = align8(a.byteLength) - a.byteLength;
+    if (pad > 0) postings.push(new Uint8Array(pad));
+  }
   const indexHash = createHash('sha256').update(index).digest();
   const snippetHash = createHash('sha256');
   for (const r of records) snippetHash.update(r);
@@ -197,12 +274,21 @@ export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[
   indexHash.copy(header, 48);
   snippetHash.digest().copy(header, 80);
   paramsFingerprint(params).copy(header, 112);
-  return { chunks: [header, index, ...records], checksum: checksumOf(header), size: HEADER_BYTES + indexLength + snippetLength };
+  header.writeDoubleLE(postingsLength, 144);
+  return {
+    chunks: [header, index, ...records, ...postings],
+    checksum: checksumOf(header),
+    size: HEADER_BYTES + indexLength + snippetLength + postingsLength,
+  };
 }
 
-/** The checksum the catalog records for a segment: over the header's part hashes and fingerprint. */
+/**
+ * The checksum the catalog records for a segment: over the header's part hashes, fingerprint
+ * and the postings part's length (the postings are checked term by term with crc32s of the
+ * index part).
+ */
 function checksumOf(header: Buffer): string {
-  return createHash('sha256').update(header.subarray(48, 144)).digest('hex');
+  return createHash('sha256').update(header.subarray(48, 152)).digest('hex');
 }
 
 /** Writes a segment file atomically (temporary file, fsync, rename). */
@@ -247,8 +333,10 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     }
     const indexLength = header.readDoubleLE(16);
     const snippetLength = header.readDoubleLE(24);
-    if (!Number.isSafeInteger(indexLength) || !Number.isSafeInteger(snippetLength) || HEADER_BYTES + indexLength + snippetLength !== size) {
-      throw new SegmentError('corrupt', `segment file ${path} is ${size} bytes; its header describes ${HEADER_BYTES + indexLength + snippetLength}`);
+    const postingsLength = header.readDoubleLE(144);
+    const described = HEADER_BYTES + indexLength + snippetLength + postingsLength;
+    if (![indexLength, snippetLength, postingsLength].every((n) => Number.isSafeInteger(n) && n >= 0) || described !== size) {
+      throw new SegmentError('corrupt', `segment file ${path} is ${size} bytes; its header describes ${described}`);
     }
     if (expectedChecksum !== null && checksumOf(header) !== expectedChecksum) {
       throw new SegmentError('corrupt', `segment file ${path} is not the one the catalog recorded (checksum differs)`);
@@ -258,14 +346,10 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     if (!createHash('sha256').update(index).digest().equals(header.subarray(48, 80))) {
       throw new SegmentError('corrupt', `segment file ${path}: the index part does not match its checksum`);
     }
-    const { data, snipStart, snipCrc } = decodeIndex(index, path);
-    const lexical = openLexicalIndex(data, params);
     const base = HEADER_BYTES + indexLength;
-    const ids = data.ids;
-    const positionOf = positionFinder(ids);
     let open = true;
     /** Reads the file at `position` into buf (the file is opened for the read once closed); the bytes read. */
-    const readRecords = (buf: Uint8Array, position: number): number => {
+    const readAt = (buf: Uint8Array, position: number): number => {
       if (open) return readFully(fd, buf, position);
       let once: number;
       try {
@@ -279,6 +363,73 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
         closeSync(once);
       }
     };
+    const postingCache = new PostingCache(Math.min(POSTINGS_CACHE_BYTES, postingsLength));
+    const pbase = base + snippetLength;
+    /** Where an array of the postings part lies, checked against the part and the expected kind and length. */
+    const pagedEntry = (meta: Meta, name: string, kind: ArrayKind, length: number) => {
+      const e = meta.paged.find((x) => x.name === name);
+      if (!e || e.kind !== kind || e.length !== length || e.offset % 8 !== 0 || e.offset + length * KINDS[kind].bytes > postingsLength) {
+        throw new SegmentError('corrupt', `segment file ${path}: array ${name} of the postings part is missing or lies outside it`);
+      }
+      return e;
+    };
+    const readers: PagedReaders = {
+      postings(view, meta, arrays) {
+        const start = arrays[`${view}.start`];
+        const crc = arrays[`${view}.crc`];
+        const total = start[start.length - 1];
+        if (!crc || crc.length !== start.length - 1) throw new SegmentError('corrupt', `segment file ${path}: the postings of ${view} are not described`);
+        const docsAt = pagedEntry(meta, `${view}.docs`, 'i32', total);
+        const tfwAt = pagedEntry(meta, `${view}.tfw`, 'f64', total);
+        return (t: number): PostingList => {
+          const key = `${view}\u0000${t}`;
+          const cached = postingCache.get(key) as PostingList | undefined;
+          if (cached) return cached;
+          const lo = start[t];
+          const n = start[t + 1] - lo;
+          const docs = new Int32Array(n);
+          const tfw = new Float64Array(n);
+          const docBytes = new Uint8Array(docs.buffer);
+          const tfwBytes = new Uint8Array(tfw.buffer);
+          if (
+            readAt(docBytes, pbase + docsAt.offset + 4 * lo) < docBytes.length ||
+            readAt(tfwBytes, pbase + tfwAt.offset + 8 * lo) < tfwBytes.length ||
+            crc32(tfwBytes, crc32(docBytes)) !== crc[t]
+          ) {
+            throw new SegmentError('corrupt', `segment file ${path}: the postings of term ${t} (${view}) are damaged`);
+          }
+          const list = { docs, tfw };
+          postingCache.set(key, list, docBytes.length + tfwBytes.length);
+          return list;
+        };
+      },
+      row(name, meta, arrays) {
+        const start = arrays[`${name}.start`];
+        const crc = arrays[`${name}.crc`];
+        const kind: ArrayKind = name === 'crumbs' ? 'u8' : 'i32';
+        if (!crc || crc.length !== start.length - 1) throw new SegmentError('corrupt', `segment file ${path}: the lists of ${name} are not described`);
+        const at = pagedEntry(meta, rowItems(name), kind, start[start.length - 1]);
+        const width = KINDS[kind].bytes;
+        return (k: number) => {
+          const key = `${name}\u0000${k}`;
+          const cached = postingCache.get(key) as Int32Array | Uint8Array | undefined;
+          if (cached) return cached;
+          const lo = start[k];
+          const n = start[k + 1] - lo;
+          const row = kind === 'u8' ? new Uint8Array(n) : new Int32Array(n);
+          const bytes = new Uint8Array(row.buffer);
+          if (readAt(bytes, pbase + at.offset + width * lo) < bytes.length || crc32(bytes) !== crc[k]) {
+            throw new SegmentError('corrupt', `segment file ${path}: list ${k} of ${name} is damaged`);
+          }
+          postingCache.set(key, row, bytes.length + 64);
+          return row;
+        };
+      },
+    };
+    const { data, snipStart, snipCrc } = decodeIndex(index, path, readers);
+    const lexical = openLexicalIndex(data, params);
+    const ids = data.ids;
+    const positionOf = positionFinder(ids);
     const snippets = (wanted: readonly number[]): Array<StoredSnippet | undefined> => {
       const out: Array<StoredSnippet | undefined> = new Array(wanted.length);
       const at: Array<{ k: number; i: number }> = [];
@@ -293,7 +444,7 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
         while (e < at.length && at[e].i - at[e - 1].i <= 1) e++;
         const from = snipStart[at[r].i];
         const buf = Buffer.allocUnsafe(snipStart[at[e - 1].i + 1] - from);
-        const got = readRecords(buf, base + from);
+        const got = readAt(buf, base + from);
         for (let x = r; x < e; x++) {
           const i = at[x].i;
           const rec = buf.subarray(snipStart[i] - from, snipStart[i + 1] - from);
@@ -310,13 +461,14 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     return {
       buildId,
       index: lexical,
-      bytes: indexLength + termBytes,
+      bytes: indexLength + termBytes + postingCache.capacity,
       ids,
       snippet: (id) => snippets([id])[0],
       snippets,
       close() {
         if (!open) return;
         open = false;
+        postingCache.clear();
         closeSync(fd);
       },
     };
@@ -365,7 +517,47 @@ export function memorySegment(buildId: string, data: IndexData, snippets: readon
   };
 }
 
-function decodeIndex(index: Buffer, path: string): { data: IndexData; snipStart: Float64Array; snipCrc: Uint32Array } {
+type CachedList = PostingList | Int32Array | Uint8Array;
+
+/** The term postings and lists a segment has read, least recently used out past `capacity` bytes. */
+class PostingCache {
+  private readonly lists = new Map<string, { list: CachedList; bytes: number }>();
+  private used = 0;
+
+  constructor(readonly capacity: number) {}
+
+  get(key: string): CachedList | undefined {
+    const e = this.lists.get(key);
+    if (!e) return undefined;
+    this.lists.delete(key);
+    this.lists.set(key, e);
+    return e.list;
+  }
+
+  /** A list larger than the whole capacity is not kept (its query holds it while it runs). */
+  set(key: string, list: CachedList, bytes: number): void {
+    if (bytes > this.capacity) return;
+    this.lists.set(key, { list, bytes });
+    this.used += bytes;
+    for (const [k, e] of this.lists) {
+      if (this.used <= this.capacity) break;
+      this.lists.delete(k);
+      this.used -= e.bytes;
+    }
+  }
+
+  clear(): void {
+    this.lists.clear();
+    this.used = 0;
+  }
+}
+
+interface PagedReaders {
+  postings(view: PagedView, meta: Meta, arrays: Record<string, Typed>): (t: number) => PostingList;
+  row(name: PagedRow, meta: Meta, arrays: Record<string, Typed>): (k: number) => Int32Array | Uint8Array;
+}
+
+function decodeIndex(index: Buffer, path: string, paged: PagedReaders): { data: IndexData; snipStart: Float64Array; snipCrc: Uint32Array } {
   const metaLength = index.readUInt32LE(0);
   const meta = JSON.parse(index.toString('utf8', 4, 4 + metaLength)) as Meta;
   const a: Record<string, Typed> = {};
@@ -382,13 +574,30 @@ function decodeIndex(index: Buffer, path: string): { data: IndexData; snipStart:
     return v;
   };
   const ragged = (name: string): Ragged => ({ start: need(`${name}.start`) as Int32Array, items: need(`${name}.items`) as Int32Array });
-  const bm = (name: 'bm25' | 'parentBm25' | 'pageBm25'): Bm25fData => ({
-    n: meta.n[name],
-    idf: need(`${name}.idf`) as Float64Array,
-    start: need(`${name}.start`) as Int32Array,
-    docs: need(`${name}.docs`) as Int32Array,
-    tfw: need(`${name}.tfw`) as Float64Array,
-  });
+  const pagedCrumbs = () => {
+    need('crumbs.crc');
+    return { start: need('crumbs.start') as Int32Array, bytes: new Uint8Array(0), row: paged.row('crumbs', meta, a) as (k: number) => Uint8Array };
+  };
+  const pagedRagged = (name: 'prose' | 'code' | 'own'): Ragged => {
+    need(`${name}.start`);
+    need(`${name}.crc`);
+    return { start: need(`${name}.start`) as Int32Array, items: new Int32Array(0), row: paged.row(name, meta, a) as (k: number) => Int32Array };
+  };
+  if (!Array.isArray(meta.paged)) throw new SegmentError('corrupt', `segment file ${path}: the postings part is not described`);
+  const bm = (name: PagedView): Bm25fData => {
+    need(`${name}.start`);
+    const ub = need(`${name}.ub`) as Float64Array;
+    if (ub.length !== need(`${name}.start`).length - 1) throw new SegmentError('corrupt', `segment file ${path}: the upper bounds of ${name} do not match its terms`);
+    return {
+      n: meta.n[name],
+      idf: need(`${name}.idf`) as Float64Array,
+      start: need(`${name}.start`) as Int32Array,
+      docs: new Int32Array(0),
+      tfw: new Float64Array(0),
+      ub,
+      postings: paged.postings(name, meta, a),
+    };
+  };
   const data: IndexData = {
     terms: meta.terms,
     pagePaths: meta.pagePaths,
@@ -400,14 +609,14 @@ function decodeIndex(index: Buffer, path: string): { data: IndexData; snipStart:
     prior: need('prior') as Float64Array,
     links: ragged('links'),
     head: ragged('head'),
-    code: ragged('code'),
-    prose: ragged('prose'),
-    crumbs: { start: need('crumbs.start') as Int32Array, bytes: need('crumbs.bytes') as Uint8Array },
+    code: pagedRagged('code'),
+    prose: pagedRagged('prose'),
+    crumbs: pagedCrumbs(),
     parFirst: need('parFirst') as Int32Array,
     parLast: need('parLast') as Int32Array,
     parDepth: need('parDepth') as Int32Array,
     parHead: ragged('parHead'),
-    own: ragged('own'),
+    own: pagedRagged('own'),
     bm25: bm('bm25'),
     parentBm25: bm('parentBm25'),
     pageBm25: bm('pageBm25'),

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prng as rng } from '../../../scripts/fuzz/requests.ts';
-import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
+import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, wholePostings, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { computeIndexData } from '../../../core/search/index-data.ts';
@@ -163,4 +163,42 @@ test('on koa and zod with the benchmark questions, MaxScore top-k returns the ex
     }
   }
   assert.ok(compared > 100, `${compared} comparisons`);
+});
+
+test('an index whose postings are read by term (a paged segment) scores as the arrays do: top-k and accumulation', () => {
+  const scratch = new TopKScratch();
+  for (let seed = 1; seed <= 10; seed++) {
+    const random = rng(100 + seed);
+    const vocabulary = 50 + Math.floor(random() * 200);
+    const index = randomIndex(random, 1 + Math.floor(random() * 300), vocabulary);
+    let reads = 0;
+    const paged: Bm25fData = {
+      n: index.n,
+      idf: index.idf,
+      start: index.start,
+      docs: new Int32Array(0),
+      tfw: new Float64Array(0),
+      ub: termUpperBounds(index),
+      postings: (t) => {
+        reads++;
+        return { docs: index.docs.slice(index.start[t], index.start[t + 1]), tfw: index.tfw.slice(index.start[t], index.start[t + 1]) };
+      },
+    };
+    for (let q = 0; q < 10; q++) {
+      const terms = Array.from({ length: 1 + Math.floor(random() * 6) }, () => (random() < 0.1 ? -1 : Math.floor(vocabulary * random() ** 2)));
+      const weights = terms.map(() => random() * 2);
+      for (const k of [1, 10, index.n]) assert.deepEqual(topBm25f(paged, terms, k, weights, scratch), topBm25f(index, terms, k, weights, scratch));
+      const a = new Float64Array(index.n);
+      const b = new Float64Array(index.n);
+      const ta: number[] = [];
+      const tb: number[] = [];
+      accumulateBm25f(index, terms, a, ta, weights);
+      accumulateBm25f(paged, terms, b, tb, weights);
+      assert.deepEqual(b, a);
+      assert.deepEqual(tb, ta);
+    }
+    assert.ok(reads > 0);
+    assert.deepEqual(wholePostings(paged).docs, index.docs);
+    assert.deepEqual(wholePostings(paged).tfw, index.tfw);
+  }
 });

@@ -5,8 +5,9 @@ import { readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Snippet } from '../../../core/contracts.ts';
 import { buildLexicalIndex } from '../../../core/search/lexical-index.ts';
+import { stem } from '../../../core/search/tokenize.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
-import { HEADER_BYTES, SEGMENT_DIR, removeSegments } from '../../../plugins/store-embedded/segment.ts';
+import { HEADER_BYTES, SEGMENT_DIR, SEGMENT_FORMAT, removeSegments } from '../../../plugins/store-embedded/segment.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
@@ -76,7 +77,7 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       await store.flush();
       const [file, format, checksum] = await segmentRow(dir, buildId);
       assert.equal(file, `${buildId}.seg`);
-      assert.equal(format, 1);
+      assert.equal(format, SEGMENT_FORMAT);
       assert.match(String(checksum), /^[0-9a-f]{64}$/);
 
       const served = await store.getSnippets('/docs/koa', '');
@@ -111,13 +112,14 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       const buildId = await addLibrary(store, '/docs/koa', koa);
       const hits = await store.search('/docs/koa', '', 'how do I write middleware', 5);
       const returned = new Set(hits.map((h) => h.snippet.id));
-      // Damage the last byte of the file: the record of the last snippet, unless returned.
+      // Damage the last bytes of the snippet part (the postings part follows it): the record of
+      // the last snippet, unless returned.
       const served = await store.getSnippets('/docs/koa', '');
       const last = served[served.length - 1];
       assert.ok(!returned.has(last.id));
       const file = segFile(dir, buildId);
       const bytes = await readFile(file);
-      bytes[bytes.length - 2] ^= 0x20;
+      bytes[HEADER_BYTES + bytes.readDoubleLE(16) + bytes.readDoubleLE(24) - 2] ^= 0x20;
       await writeFile(file, bytes);
       const again = await reopen();
       assert.deepEqual(
@@ -131,6 +133,49 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.ok(found.some((h) => h.snippet.id === last.id && h.snippet.content === last.content));
       assert.equal(again.segmentStats.rebuilt, 1);
       assert.ok(logs.some((l) => l.level === 'warn' && /rebuilding the index segment/.test(l.message) && l.fields?.reason === 'corrupt'));
+    }));
+
+  test('postings are read by term when a query needs them: a damaged list is found by the query that reads it, and the segment rebuilt', () =>
+    withStore(async ({ dir, store, reopen, logs }) => {
+      const buildId = await addLibrary(store, '/docs/koa', koa);
+      const before = await answers(store, '/docs/koa');
+      const otherQuestion = 'set a cookie signed';
+      const other = JSON.stringify(await store.search('/docs/koa', '', otherQuestion, 10));
+      await store.close();
+      // The file's own description: the index part's JSON, the postings part after the snippets.
+      const file = segFile(dir, buildId);
+      const bytes = await readFile(file);
+      const indexLength = bytes.readDoubleLE(16);
+      const postingsBase = HEADER_BYTES + indexLength + bytes.readDoubleLE(24);
+      assert.equal(postingsBase + bytes.readDoubleLE(144), bytes.length);
+      const metaLength = bytes.readUInt32LE(HEADER_BYTES);
+      const meta = JSON.parse(bytes.toString('utf8', HEADER_BYTES + 4, HEADER_BYTES + 4 + metaLength)) as {
+        terms: string[];
+        arrays: Array<{ name: string; offset: number }>;
+        paged: Array<{ name: string; offset: number; length: number }>;
+      };
+      assert.ok(!meta.arrays.some((a) => a.name.endsWith('.docs') || a.name.endsWith('.tfw')), 'the index part holds no postings');
+      for (const name of ['prose.items', 'code.items', 'own.items', 'crumbs.bytes']) {
+        assert.ok(!meta.arrays.some((a) => a.name === name) && meta.paged.some((a) => a.name === name), `${name} is read by list`);
+      }
+      // Damage the first section posting of "middleware" (its weight's last byte).
+      const term = meta.terms.indexOf(stem('middleware'));
+      assert.ok(term >= 0);
+      const start = meta.arrays.find((a) => a.name === 'bm25.start')!;
+      const first = bytes.readInt32LE(HEADER_BYTES + start.offset + 4 * term);
+      const tfw = meta.paged.find((a) => a.name === 'bm25.tfw')!;
+      bytes[postingsBase + tfw.offset + 8 * first + 7] ^= 0x01;
+      await writeFile(file, bytes);
+
+      const again = await reopen();
+      assert.equal(JSON.stringify(await again.search('/docs/koa', '', otherQuestion, 10)), other);
+      assert.deepEqual(again.segmentStats, { opened: 1, rebuilt: 0 }, 'opening reads no postings; a question without the word reads not its list');
+      assert.equal(await answers(again, '/docs/koa'), before);
+      assert.deepEqual(again.segmentStats, { opened: 1, rebuilt: 1 });
+      const warned = logs.filter((l) => l.level === 'warn' && /rebuilding the index segment/.test(l.message));
+      assert.equal(warned.length, 1);
+      assert.equal(warned[0].fields?.reason, 'corrupt');
+      assert.match(String(warned[0].fields?.detail), /postings of term \d+ \(bm25\) are damaged/);
     }));
 
   for (const [name, damage, reason] of [
