@@ -35,12 +35,13 @@ import {
   packFileName,
   readPack,
   readPackSync,
-  readStaging,
+  readStagingLines,
   removeOrphanPacks,
   removePacks,
   removeStagingFiles,
   stagingFileName,
   writePack,
+  writePackJson,
 } from './build-pack.ts';
 import { all, get, num, parseJson, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 import { memoRead } from './read-memo.ts';
@@ -222,7 +223,7 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     const totals: BuildStats = { totalSnippets: staged.count, totalTokens: staged.tokens };
     const [segment, pack] = await Promise.all([
       this.writeSegmentOffThread(buildId, staged.path, staged.count),
-      writePack(this.segmentDir, buildId, readStaging(staged.path)),
+      writePackJson(this.segmentDir, buildId, readStagingLines(staged.path)),
     ]).catch(async (err: unknown) => {
       await this.removeSegmentFiles([buildId]);
       throw err;

@@ -14,8 +14,10 @@ import {
   readPack,
   readPackSync,
   readStaging,
+  readStagingLines,
   readStagingSync,
   writePack,
+  writePackJson,
 } from '../../../plugins/store-embedded/build-pack.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { SEGMENT_DIR } from '../../../plugins/store-embedded/segment.ts';
@@ -83,6 +85,25 @@ describe('build packs (build-pack.ts)', () => {
       assert.deepEqual(await collect(readStaging(staging.path)), list);
       // An empty build packs to an empty pack.
       assert.deepEqual(readPackSync(join(dir, (await writePack(dir, 'empty', [])).file)), []);
+    }));
+
+  test('a pack written from the staging file\'s lines as they are (finalize) has the bytes of one written from the parsed snippets', () =>
+    withDir(async (dir) => {
+      const list = snippets(PACK_BLOCK_SNIPPETS + 250);
+      // Fields JSON spells more than one way when not made by JSON.stringify: escapes, a lone
+      // surrogate, control characters, integer-like and other keys, numbers.
+      list[3] = { ...list[3], content: 'quote " backslash \\ tab \t nul \u0000 lone \ud800 end \u2028', title: '</script>' };
+      list[7] = { ...list[7], breadcrumb: ['2', '10', 'a.b'], tokens: 1e21 };
+      const staging = new StagingFile(join(dir, 'b.staging'));
+      staging.append(list.slice(0, 400));
+      staging.append(list.slice(400));
+      staging.close();
+      const fromSnippets = await writePack(dir, 'parsed', readStaging(staging.path, 300));
+      const fromLines = await writePackJson(dir, 'lines', readStagingLines(staging.path, 300));
+      assert.deepEqual({ ...fromLines, file: '' }, { ...fromSnippets, file: '' });
+      assert.equal(fromLines.blocks, 2);
+      assert.ok((await readFile(join(dir, fromLines.file))).equals(await readFile(join(dir, fromSnippets.file))), 'the same bytes');
+      assert.deepEqual(readPackSync(join(dir, fromLines.file)), list);
     }));
 
   test('a damaged, truncated, foreign or missing pack is a PackError naming what is wrong', () =>
