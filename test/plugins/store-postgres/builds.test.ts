@@ -7,7 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -163,9 +163,11 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
     assert.equal(b.builds.stats().refetched, before.refetched + 1);
     assert.equal(b.builds.stats().fetched, before.fetched + 1);
 
-    // A snippet record damaged while the segment is open: found when the record is read.
-    const size = statSync(file).size;
-    await flipByte(file, size - 3);
+    // A snippet record damaged while the segment is open: found when the record is read. The
+    // snippet part ends where the postings part (segment format 2) begins: header, index part
+    // and snippet part lengths are in the header.
+    const header = readFileSync(file).subarray(0, HEADER_BYTES);
+    await flipByte(file, HEADER_BYTES + header.readDoubleLE(16) + header.readDoubleLE(24) - 3);
     const all = await b.getSnippets('/docs/damage', '');
     assert.equal(all.length, 40);
     assert.equal(all[39].content, 'filler text number 39');
