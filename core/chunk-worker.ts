@@ -4,8 +4,7 @@
  * server would answer nothing. Documents of at least `minChars` characters are chunked in one
  * worker thread per kernel (core/chunk-thread.ts: the same config file, so the same chunkers with
  * the same options); smaller ones stay on the main thread, where the ingest loop yields between
- * documents (core/yield-loop.ts). An ingest in a server sends every document to the worker
- * (SERVER_INGEST_CHUNK_WORKER_MIN_CHARS). The worker starts at the first large document, and ends after
+ * documents (core/yield-loop.ts). The worker starts at the first large document, and ends after
  * `idleMs` without work and when the kernel closes. When it cannot start or dies, chunking goes on
  * on the main thread (logged once). Outside a server (`refdesk add`) the main thread shares the
  * large documents with the worker (CHUNK_WORKER_SHARE_CHARS). The ingest loop does not wait for
@@ -21,20 +20,6 @@ import type { ChunkerPlanEntry } from './chunk-thread.ts';
 
 /** Documents from this many characters on are chunked in the worker thread. */
 export const CHUNK_WORKER_MIN_CHARS = 8 * 1024;
-
-/**
- * An ingest in a server (`runIngestJob` without `chunkWorkerMinChars`, kernel mode `server`) sends
- * every document to the worker thread, small ones too: a page of 2 - 8 KiB takes 5 - 20 ms to
- * parse alone, and on a loaded machine (the scavenges of its parse tree wait for V8's helper
- * threads) 100 - 350 ms of the event loop. Outside a server the threshold stays
- * CHUNK_WORKER_MIN_CHARS (the main thread chunks too: both cores work).
- */
-export const SERVER_INGEST_CHUNK_WORKER_MIN_CHARS = 1;
-
-/** The threshold an ingest uses when its caller names none (see SERVER_INGEST_CHUNK_WORKER_MIN_CHARS). */
-export function ingestChunkWorkerMinChars(kernel: Kernel): number {
-  return kernel.env.mode === 'server' ? SERVER_INGEST_CHUNK_WORKER_MIN_CHARS : CHUNK_WORKER_MIN_CHARS;
-}
 const IDLE_MS = 10_000;
 /**
  * Parsing markdown allocates many short-lived objects (micromark's events and tokens, mdast

@@ -18,7 +18,7 @@ import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './libra
 import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
 import { StoredDocsWriter, hasLocalStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
-import { chunkDocument, ingestChunkWorkerMinChars } from './chunk-worker.ts';
+import { chunkDocument } from './chunk-worker.ts';
 import { buildFingerprints } from './fingerprint.ts';
 import { EMBED_JOB_KIND, IngestVectors, embedServedVersion, removeBuildVectors } from './vectors.ts';
 
@@ -139,8 +139,7 @@ export interface RunJobOptions {
   onLog?(entry: JobLogEntry): void;
   /**
    * Documents from this many characters on are chunked in a worker thread (core/chunk-worker.ts;
-   * default: every document in a server (mode `server`), CHUNK_WORKER_MIN_CHARS outside one;
-   * 0: all on the main thread).
+   * default CHUNK_WORKER_MIN_CHARS, 0: all on the main thread).
    */
   chunkWorkerMinChars?: number;
   /** The job, already claimed by the caller (a shared queue's claimNextJob): run without claiming it again. */
@@ -330,7 +329,6 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     // same as one chunked a document at a time. Meanwhile this thread reads, hashes, compresses,
     // chunks the small documents and writes batches: on two cores both work at once.
     const inFlight: InFlightDocument[] = [];
-    const chunkWorkerMinChars = options.chunkWorkerMinChars ?? ingestChunkWorkerMinChars(kernel);
     let inFlightChars = 0;
     const complete = async (item: InFlightDocument): Promise<void> => {
       const chunked = await item.snippets;
@@ -395,7 +393,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           snippets = reuse(doc.path);
           reused++;
         } else {
-          snippets = chunkDocument(kernel, doc, chunkWorkerMinChars);
+          snippets = chunkDocument(kernel, doc, options.chunkWorkerMinChars);
           chunking = true;
         }
       }

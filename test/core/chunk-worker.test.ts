@@ -67,27 +67,3 @@ test('an ingest through the worker thread stores the same snippets as one on the
   assert.ok(viaWorker.length > 20);
   assert.deepEqual(viaWorker, here);
 });
-
-test('an ingest in a server chunks every document in the worker thread, small ones too, into the snippets the main thread makes', async () => {
-  const folder = join(dir, 'small-docs');
-  mkdirSync(folder, { recursive: true });
-  for (let i = 0; i < 5; i++) {
-    const page = `# Small page ${i}\n\nHow \`tool${i}()\` works.\n\n## Options ${i}\n\n\`\`\`js\ntool${i}({ level: ${i} });\n\`\`\`\n`;
-    assert.ok(page.length < CHUNK_WORKER_MIN_CHARS);
-    writeFileSync(join(folder, `p${i}.md`), page);
-  }
-  const snippetsOf = async (name: string, minChars?: number) => {
-    const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: folder } });
-    const done = await runIngestJob(kernel, job.id, minChars === undefined ? {} : { chunkWorkerMinChars: minChars });
-    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
-    return (await kernel.store.getSnippets(`/docs/${name}`, '')).map(({ id: _id, ...s }) => s);
-  };
-  assert.equal(kernel.env.mode, 'server');
-  const before = chunkWorkerOf(kernel).chunked;
-  const inServer = await snippetsOf('small-in-server');
-  assert.equal(chunkWorkerOf(kernel).chunked, before + 5, 'all five small documents were chunked in the worker thread');
-  const here = await snippetsOf('small-here', 0);
-  assert.equal(chunkWorkerOf(kernel).chunked, before + 5, 'chunkWorkerMinChars 0: nothing in the worker');
-  assert.ok(inServer.length >= 5, String(inServer.length));
-  assert.deepEqual(inServer, here);
-});
