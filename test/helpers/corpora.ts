@@ -40,3 +40,17 @@ export function chunkedCorpus(corpus: string): Snippet[] {
   walk(root);
   return out;
 }
+
+/** The shared benchmark questions (../shared/bench/questions.jsonl), if they are there. */
+export const SHARED_QUESTIONS = join(CORPORA_DIR, '..', 'bench', 'questions.jsonl');
+export const hasSharedQuestions = hasCorpora && existsSync(SHARED_QUESTIONS);
+
+/** The question texts of one corpus in the shared benchmark questions. */
+export function sharedQuestions(corpus: string): string[] {
+  return readFileSync(SHARED_QUESTIONS, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { corpus: string; question: string })
+    .filter((q) => q.corpus === corpus)
+    .map((q) => q.question);
+}

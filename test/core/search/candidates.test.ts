@@ -1,31 +1,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { computeIndexData } from '../../../core/search/index-data.ts';
 import { DEFAULT_BM25, DEFAULT_CANDIDATES, openLexicalIndex } from '../../../core/search/lexical-index.ts';
 import { SYNONYMS } from '../../../core/search/query-terms.ts';
-import { CORPORA_DIR, chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
+import { chunkedCorpus, hasSharedQuestions, sharedQuestions } from '../../helpers/corpora.ts';
 
 /*
  * Candidate generation (CandidateLimits in core/search/lexical-index.ts): an index at or above
  * `minSections` sections scores only the best sections, parents and pages by BM25F (MaxScore),
  * then runs the rest of the pipeline over those. Checked on koa with the threshold lowered.
  */
-const QUESTIONS = join(CORPORA_DIR, '..', 'bench', 'questions.jsonl');
-const skip = !(hasCorpora && existsSync(QUESTIONS)) && 'needs ../shared/corpora and ../shared/bench';
+const skip = !hasSharedQuestions && 'needs ../shared/corpora and ../shared/bench';
 
 function koa() {
   const data = computeIndexData(
     chunkedCorpus('koa').map((s, i) => ({ ...s, id: i + 1 })),
     DEFAULT_BM25,
   );
-  const questions = readFileSync(QUESTIONS, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { corpus: string; question: string })
-    .filter((q) => q.corpus === 'koa')
-    .map((q) => q.question);
+  const questions = sharedQuestions('koa');
   return { data, questions };
 }
 

@@ -1,30 +1,24 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoredSnippet } from '../../../core/contracts.ts';
 import { computeIndexData } from '../../../core/search/index-data.ts';
 import { DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
 import { HEADER_BYTES, assembleFromSegment, memorySegment, openSegment, searchServedSegment, writeSegment } from '../../../plugins/store-embedded/segment.ts';
-import { CORPORA_DIR, chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
+import { chunkedCorpus, hasSharedQuestions, sharedQuestions } from '../../helpers/corpora.ts';
 
 /*
  * A segment read by pages (format 2: postings and per-section lists read by list when a query
  * needs them) answers as the same index held whole in memory, on a real corpus with the shared
  * benchmark's questions about it.
  */
-const QUESTIONS = join(CORPORA_DIR, '..', 'bench', 'questions.jsonl');
 
-test('koa read by pages answers every benchmark question as the whole index in memory does', { skip: !(hasCorpora && existsSync(QUESTIONS)) && 'needs ../shared/corpora and ../shared/bench' }, async () => {
+test('koa read by pages answers every benchmark question as the whole index in memory does', { skip: !hasSharedQuestions && 'needs ../shared/corpora and ../shared/bench' }, async () => {
   const snippets = chunkedCorpus('koa').map((s, i) => ({ ...s, id: i + 1, libraryId: '/koajs/koa', version: '', buildId: 'b' }) as unknown as StoredSnippet);
   const data = computeIndexData(snippets, DEFAULT_BM25);
-  const questions = readFileSync(QUESTIONS, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { corpus: string; question: string })
-    .filter((q) => q.corpus === 'koa')
-    .map((q) => q.question);
+  const questions = sharedQuestions('koa');
   assert.ok(questions.length >= 10);
   const dir = mkdtempSync(join(tmpdir(), 'refdesk-seg-pages-'));
   try {
