@@ -157,6 +157,8 @@ export interface Bm25Params {
   thesaurusPerWord: number;
   /** Expand only asked words in at most this share of the library's sections (0: words it lacks; 1: all). */
   thesaurusMaxShare: number;
+  /** A synonym counts only when it is a word of some section's own heading (a subject the library names). */
+  thesaurusHeadings: boolean;
   thesaurus: ThesaurusOptions;
 }
 
@@ -198,6 +200,7 @@ export const DEFAULT_BM25: Bm25Params = {
   thesaurusWeight: 0,
   thesaurusPerWord: 3,
   thesaurusMaxShare: 1,
+  thesaurusHeadings: false,
   thesaurus: DEFAULT_THESAURUS,
 };
 
@@ -421,6 +424,16 @@ class Searcher {
       this.expansion.thesaurusWeight = params.thesaurusWeight;
       this.expansion.thesaurusPerWord = params.thesaurusPerWord;
       this.expansion.thesaurusMaxShare = params.thesaurusMaxShare;
+      if (params.thesaurusHeadings) {
+        let heads: Set<number> | undefined;
+        this.expansion.thesaurusTarget = (w) => {
+          if (heads === undefined) {
+            heads = new Set();
+            for (let k = 0; k < this.nsec; k++) for (const t of run(data.head, k)) heads.add(t);
+          }
+          return heads.has(view.termNo(w));
+        };
+      }
     }
     // Heading coverage's denominators.
     this.headAll = params.headingCoverage > 0 ? headNorms(data.head, data.bm25.idf) : new Float64Array(0);

@@ -92,6 +92,8 @@ export interface ExpansionContext {
    * the question's.
    */
   thesaurusMaxShare?: number;
+  /** When given, a thesaurus synonym counts only when this says yes (a word of some section's own heading). */
+  thesaurusTarget?: (w: string) => boolean;
 }
 
 /** The asked words (weight 1), then their synonyms, prefix matches and mined associates. */
@@ -126,7 +128,7 @@ export function expandQuery(query: string, words: readonly string[], ctx: Expans
       let n = 0;
       for (const syn of ctx.thesaurus.get(t) ?? []) {
         if (n >= max) break;
-        if (ctx.idf(syn) <= 0) continue;
+        if (ctx.idf(syn) <= 0 || (ctx.thesaurusTarget && !ctx.thesaurusTarget(syn))) continue;
         n++;
         add(syn, thesaurusWeight);
       }
