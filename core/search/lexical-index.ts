@@ -16,7 +16,6 @@ import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragge
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
 import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, run, sortedHas } from './section-scores.ts';
 import { sectionKey } from './sections.ts';
-import { DEFAULT_THESAURUS, thesaurus, type ThesaurusOptions } from './thesaurus.ts';
 import { fuseWithPages, growRun, runPath, UnitBuffer, type RunContext } from './units.ts';
 
 export interface IndexedSnippet
@@ -148,18 +147,6 @@ export interface Bm25Params {
    */
   bridgeWeight: number;
   bridge: BridgeOptions;
-  /**
-   * A general English thesaurus (core/search/thesaurus.ts: WordNet's synonyms of a word's most
-   * frequent senses): each plain asked word adds, at this weight, at most `thesaurusPerWord` of
-   * its synonyms that the library's index holds. 0 = off.
-   */
-  thesaurusWeight: number;
-  thesaurusPerWord: number;
-  /** Expand only asked words in at most this share of the library's sections (0: words it lacks; 1: all). */
-  thesaurusMaxShare: number;
-  /** A synonym counts only when it is a word of some section's own heading (a subject the library names). */
-  thesaurusHeadings: boolean;
-  thesaurus: ThesaurusOptions;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -197,11 +184,6 @@ export const DEFAULT_BM25: Bm25Params = {
   splitWords: true,
   bridgeWeight: 0,
   bridge: DEFAULT_BRIDGE,
-  thesaurusWeight: 0,
-  thesaurusPerWord: 3,
-  thesaurusMaxShare: 1,
-  thesaurusHeadings: false,
-  thesaurus: DEFAULT_THESAURUS,
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
@@ -418,22 +400,6 @@ class Searcher {
         return no < 0 ? [] : bridge.associates(no).map((a) => ({ t: data.terms[a.no], s: a.s }));
       };
       this.expansion.bridgeWeight = params.bridgeWeight;
-    }
-    if (params.thesaurusWeight > 0) {
-      this.expansion.thesaurus = thesaurus(params.thesaurus);
-      this.expansion.thesaurusWeight = params.thesaurusWeight;
-      this.expansion.thesaurusPerWord = params.thesaurusPerWord;
-      this.expansion.thesaurusMaxShare = params.thesaurusMaxShare;
-      if (params.thesaurusHeadings) {
-        let heads: Set<number> | undefined;
-        this.expansion.thesaurusTarget = (w) => {
-          if (heads === undefined) {
-            heads = new Set();
-            for (let k = 0; k < this.nsec; k++) for (const t of run(data.head, k)) heads.add(t);
-          }
-          return heads.has(view.termNo(w));
-        };
-      }
     }
     // Heading coverage's denominators.
     this.headAll = params.headingCoverage > 0 ? headNorms(data.head, data.bm25.idf) : new Float64Array(0);
