@@ -147,17 +147,6 @@ export interface Bm25Params {
    */
   bridgeWeight: number;
   bridge: BridgeOptions;
-  /**
-   * Pseudo-relevance feedback after RM3: the `feedbackDocs` best sections (their own scores,
-   * before the lifts) give a relevance model, P(w|R) = sum over them of P(w|D) x the section's
-   * share of their scores (P(w|D) its share of the section's heading, code and prose words); its
-   * `feedbackTerms` most probable words not asked, in at most `feedbackMaxShare` of the sections,
-   * are added at feedbackWeight x P(w|R) / the best P(w|R), and the sections scored again. 0 = off.
-   */
-  feedbackWeight: number;
-  feedbackDocs: number;
-  feedbackTerms: number;
-  feedbackMaxShare: number;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -195,10 +184,6 @@ export const DEFAULT_BM25: Bm25Params = {
   splitWords: true,
   bridgeWeight: 0,
   bridge: DEFAULT_BRIDGE,
-  feedbackWeight: 0,
-  feedbackDocs: 5,
-  feedbackTerms: 5,
-  feedbackMaxShare: 0.05,
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
@@ -446,22 +431,14 @@ class Searcher {
   }
 
   private searchWith(query: string, words: string[], limit: number): Hit[] {
-    let weighted = expandQuery(query, words, this.expansion);
-    let queryNos = Int32Array.from(weighted, (q) => this.view.termNo(q.t));
+    const weighted = expandQuery(query, words, this.expansion);
+    const queryNos = Int32Array.from(weighted, (q) => this.view.termNo(q.t));
     const askedNos: number[] = [];
     for (const t of words) {
       const no = this.view.termNo(t);
       if (no >= 0) askedNos.push(no);
     }
     this.scoreSections(query, weighted, queryNos, askedNos);
-    const feedback = this.params.feedbackWeight > 0 ? this.feedback(queryNos) : [];
-    if (feedback.length > 0) {
-      for (const k of this.touched) this.scores[k] = this.before[k] = 0;
-      this.touched.length = 0;
-      weighted = [...weighted, ...feedback];
-      queryNos = Int32Array.from(weighted, (q) => this.view.termNo(q.t));
-      this.scoreSections(query, weighted, queryNos, askedNos);
-    }
     this.scoreParents(weighted, queryNos, askedNos);
     this.units.fill(this.touched, this.scores, this.ptouched, this.pscores, this.params.parentWeight);
     // The first units in order: enough for the fusion and the answer (more are sorted only if
@@ -470,29 +447,6 @@ class Searcher {
     const shownHead = this.fuse(ord, weighted, queryNos);
     const shown = (r: number) => (shownHead && r < shownHead.length ? shownHead[r] : this.units.score[ord[r]]);
     return this.take(ord, shown, words, limit);
-  }
-
-  /** RM3's expansion terms from the best sections' own scores (feedbackWeight). */
-  private feedback(queryNos: Int32Array): WeightedTerm[] {
-    const { data, params, before, touched } = this;
-    const top = [...touched].sort((a, b) => before[b] - before[a] || a - b).slice(0, params.feedbackDocs).filter((k) => before[k] > 0);
-    const total = top.reduce((n, k) => n + before[k], 0);
-    if (top.length === 0 || !(total > 0)) return [];
-    const share = params.feedbackMaxShare;
-    const minIdf = share >= 1 ? 0 : Math.log(1 + (1 - share) / share);
-    const asked = new Set(queryNos);
-    const rel = new Map<number, number>();
-    for (const k of top) {
-      const rows = [run(data.head, k), run(data.code, k), run(data.prose, k)];
-      const len = rows.reduce((n, r) => n + r.length, 0);
-      if (len === 0) continue;
-      const w = before[k] / total / len;
-      for (const r of rows) for (const t of r) rel.set(t, (rel.get(t) ?? 0) + w);
-    }
-    const ranked = [...rel].filter(([t]) => !asked.has(t) && data.bm25.idf[t] >= minIdf && !/^\d/.test(data.terms[t]));
-    ranked.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    const best = ranked.length > 0 ? ranked[0][1] : 0;
-    return ranked.slice(0, params.feedbackTerms).map(([t, p]) => ({ t: data.terms[t], w: (params.feedbackWeight * p) / best }));
   }
 
   /** The sections' scores: BM25F, heading coverage, phrases, priors, then the lifts. */
