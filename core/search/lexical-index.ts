@@ -16,7 +16,6 @@ import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragge
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
 import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, run, sortedHas } from './section-scores.ts';
 import { sectionKey } from './sections.ts';
-import { DEFAULT_THESAURUS, thesaurus, type ThesaurusOptions } from './thesaurus.ts';
 import { fuseWithPages, growRun, runPath, UnitBuffer, type RunContext } from './units.ts';
 
 export interface IndexedSnippet
@@ -148,25 +147,6 @@ export interface Bm25Params {
    */
   bridgeWeight: number;
   bridge: BridgeOptions;
-  /**
-   * A general English thesaurus (core/search/thesaurus.ts: WordNet's synonyms of a word's most
-   * frequent senses): each plain asked word adds, at this weight, at most `thesaurusPerWord` of
-   * its synonyms that the library's index holds. 0 = off.
-   */
-  thesaurusWeight: number;
-  thesaurusPerWord: number;
-  /** Expand only asked words in at most this share of the library's sections (0: words it lacks; 1: all). */
-  thesaurusMaxShare: number;
-  /**
-   * When > 0, the thesaurus' terms are a separate part of the score that only adds evidence to
-   * sections the question's own terms match: a section gains their BM25F score, at most
-   * thesaurusCap x its score from the question's terms (no parent, page or other section is
-   * reached through them). 0 = they are terms like any other.
-   */
-  thesaurusCap: number;
-  /** A synonym counts only when it is a word of some section's own heading (a subject the library names). */
-  thesaurusHeadings: boolean;
-  thesaurus: ThesaurusOptions;
 }
 
 export const DEFAULT_BM25: Bm25Params = {
@@ -204,12 +184,6 @@ export const DEFAULT_BM25: Bm25Params = {
   splitWords: true,
   bridgeWeight: 0,
   bridge: DEFAULT_BRIDGE,
-  thesaurusWeight: 0,
-  thesaurusPerWord: 3,
-  thesaurusMaxShare: 1,
-  thesaurusCap: 0,
-  thesaurusHeadings: false,
-  thesaurus: DEFAULT_THESAURUS,
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
@@ -427,22 +401,6 @@ class Searcher {
       };
       this.expansion.bridgeWeight = params.bridgeWeight;
     }
-    if (params.thesaurusWeight > 0) {
-      this.expansion.thesaurus = thesaurus(params.thesaurus);
-      this.expansion.thesaurusWeight = params.thesaurusWeight;
-      this.expansion.thesaurusPerWord = params.thesaurusPerWord;
-      this.expansion.thesaurusMaxShare = params.thesaurusMaxShare;
-      if (params.thesaurusHeadings) {
-        let heads: Set<number> | undefined;
-        this.expansion.thesaurusTarget = (w) => {
-          if (heads === undefined) {
-            heads = new Set();
-            for (let k = 0; k < this.nsec; k++) for (const t of run(data.head, k)) heads.add(t);
-          }
-          return heads.has(view.termNo(w));
-        };
-      }
-    }
     // Heading coverage's denominators.
     this.headAll = params.headingCoverage > 0 ? headNorms(data.head, data.bm25.idf) : new Float64Array(0);
     this.parHeadAll = params.headingCoverage > 0 ? headNorms(data.parHead, data.bm25.idf) : new Float64Array(0);
@@ -473,19 +431,14 @@ class Searcher {
   }
 
   private searchWith(query: string, words: string[], limit: number): Hit[] {
-    let weighted = expandQuery(query, words, this.expansion);
-    let extra: WeightedTerm[] = [];
-    if (this.params.thesaurusCap > 0) {
-      extra = weighted.filter((q) => q.thesaurus);
-      weighted = weighted.filter((q) => !q.thesaurus);
-    }
+    const weighted = expandQuery(query, words, this.expansion);
     const queryNos = Int32Array.from(weighted, (q) => this.view.termNo(q.t));
     const askedNos: number[] = [];
     for (const t of words) {
       const no = this.view.termNo(t);
       if (no >= 0) askedNos.push(no);
     }
-    this.scoreSections(query, weighted, queryNos, askedNos, extra);
+    this.scoreSections(query, weighted, queryNos, askedNos);
     this.scoreParents(weighted, queryNos, askedNos);
     this.units.fill(this.touched, this.scores, this.ptouched, this.pscores, this.params.parentWeight);
     // The first units in order: enough for the fusion and the answer (more are sorted only if
@@ -497,7 +450,7 @@ class Searcher {
   }
 
   /** The sections' scores: BM25F, heading coverage, phrases, priors, then the lifts. */
-  private scoreSections(query: string, weighted: readonly WeightedTerm[], queryNos: Int32Array, askedNos: readonly number[], extra: readonly WeightedTerm[] = []): void {
+  private scoreSections(query: string, weighted: readonly WeightedTerm[], queryNos: Int32Array, askedNos: readonly number[]): void {
     const { data, params, scores, before, touched } = this;
     const { bm25 } = data;
     this.bm25f(
@@ -508,14 +461,6 @@ class Searcher {
       weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : bm25.idf[queryNos[k]], params.idfPower - 1)),
       this.large?.sections,
     );
-    if (extra.length > 0) {
-      // The thesaurus part, added only where the question's own terms matched, and capped.
-      const nos = Int32Array.from(extra, (q) => this.view.termNo(q.t));
-      const part = new Float64Array(this.nsec);
-      const hit: number[] = [];
-      accumulateBm25f(bm25, nos, part, hit, extra.map((q, k) => q.w * Math.pow(nos[k] < 0 ? 0 : bm25.idf[nos[k]], params.idfPower - 1)));
-      for (const k of hit) if (scores[k] > 0) scores[k] += Math.min(part[k], params.thesaurusCap * scores[k]);
-    }
     coverHeadings(data.head, this.headAll, touched, scores, askedNos, bm25.idf, params.headingCoverage);
     boostPhrases(query, data, (w) => this.view.termNo(w), touched, scores, params.phraseWeight, params.phraseMinTokens);
     if (this.prior) for (const sec of touched) scores[sec] *= this.prior[sec];

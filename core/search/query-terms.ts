@@ -58,8 +58,6 @@ export const PREFIX_MAX_WORDS = 3;
 export interface WeightedTerm {
   t: string;
   w: number;
-  /** Added from the general thesaurus (thesaurusWeight). */
-  thesaurus?: boolean;
 }
 
 /** The question's distinct words, less its filler words (unless that leaves none). */
@@ -83,29 +81,16 @@ export interface ExpansionContext {
   /** Corpus-mined associates of an asked word with their strength in (0, 1] (core/search/bridge.ts; undefined: off). */
   associates?: (w: string) => ReadonlyArray<{ t: string; s: number }>;
   bridgeWeight?: number;
-  /** A general thesaurus (core/search/thesaurus.ts): a word's term -> its synonyms' terms (undefined: off). */
-  thesaurus?: ReadonlyMap<string, readonly string[]>;
-  thesaurusWeight?: number;
-  /** Most synonyms one asked word adds from the thesaurus (those the index holds, in the thesaurus' order). */
-  thesaurusPerWord?: number;
-  /**
-   * Only asked words the library uses little are expanded from the thesaurus: those in at most
-   * this share of its sections (0: only words its index lacks), where its own word may not be
-   * the question's.
-   */
-  thesaurusMaxShare?: number;
-  /** When given, a thesaurus synonym counts only when this says yes (a word of some section's own heading). */
-  thesaurusTarget?: (w: string) => boolean;
 }
 
 /** The asked words (weight 1), then their synonyms, prefix matches and mined associates. */
 export function expandQuery(query: string, words: readonly string[], ctx: ExpansionContext): WeightedTerm[] {
   const weighted: WeightedTerm[] = words.map((t) => ({ t, w: 1 }));
   const added = new Set(words);
-  const add = (t: string, w: number, thesaurus = false) => {
+  const add = (t: string, w: number) => {
     if (added.has(t)) return;
     added.add(t);
-    weighted.push(thesaurus ? { t, w, thesaurus } : { t, w });
+    weighted.push({ t, w });
   };
   // Each synonym once, even when two asked words lead to it.
   if (ctx.synonymWeight > 0) for (const t of words) for (const syn of ctx.synonyms.get(t) ?? []) add(syn, ctx.synonymWeight);
@@ -114,26 +99,6 @@ export function expandQuery(query: string, words: readonly string[], ctx: Expans
     for (const t of words) {
       if (ctx.idf(t) > 0 || !plain.has(t)) continue;
       for (const near of nearestByPrefix(ctx.vocabulary, t, ctx.prefixMinLength, PREFIX_MAX_WORDS, ctx.idf)) add(near, ctx.prefixWeight);
-    }
-  }
-  const thesaurusWeight = ctx.thesaurusWeight ?? 0;
-  if (ctx.thesaurus && thesaurusWeight > 0) {
-    const plain = plainWords(query);
-    const max = ctx.thesaurusPerWord ?? Infinity;
-    const share = ctx.thesaurusMaxShare ?? 1;
-    // idf = ln(1 + (N - df + 0.5) / (df + 0.5)): a word in at most `share` of the sections has at least this idf.
-    const minIdf = share >= 1 ? 0 : share <= 0 ? Infinity : Math.log(1 + (1 - share) / share);
-    for (const t of words) {
-      if (!plain.has(t)) continue;
-      const own = ctx.idf(t);
-      if (own > 0 && own < minIdf) continue;
-      let n = 0;
-      for (const syn of ctx.thesaurus.get(t) ?? []) {
-        if (n >= max) break;
-        if (ctx.idf(syn) <= 0 || (ctx.thesaurusTarget && !ctx.thesaurusTarget(syn))) continue;
-        n++;
-        add(syn, thesaurusWeight, true);
-      }
     }
   }
   const bridgeWeight = ctx.bridgeWeight ?? 0;
