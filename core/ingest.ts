@@ -18,7 +18,7 @@ import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './libra
 import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
 import { StoredDocsWriter, hasLocalStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
-import { chunkDocument } from './chunk-worker.ts';
+import { SERVER_ALL_IN_WORKER_CHARS, SERVER_ALL_IN_WORKER_DOCS, chunkDocument } from './chunk-worker.ts';
 import { buildFingerprints } from './fingerprint.ts';
 import { EMBED_JOB_KIND, IngestVectors, embedServedVersion, removeBuildVectors } from './vectors.ts';
 
@@ -142,6 +142,13 @@ export interface RunJobOptions {
    * default CHUNK_WORKER_MIN_CHARS, 0: all on the main thread).
    */
   chunkWorkerMinChars?: number;
+  /**
+   * In a server: once the job has read this many characters (default SERVER_ALL_IN_WORKER_CHARS),
+   * or its source expects at least `allInWorkerDocs` documents (default SERVER_ALL_IN_WORKER_DOCS),
+   * every document is chunked in the worker thread, small ones too (with `chunkWorkerMinChars` > 0).
+   */
+  allInWorkerChars?: number;
+  allInWorkerDocs?: number;
   /** The job, already claimed by the caller (a shared queue's claimNextJob): run without claiming it again. */
   claimed?: JobRecord;
 }
@@ -330,6 +337,10 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     // chunks the small documents and writes batches: on two cores both work at once.
     const inFlight: InFlightDocument[] = [];
     let inFlightChars = 0;
+    // A server's large ingest sends every document to the chunk worker (chunk-worker.ts).
+    let readChars = 0;
+    const allInWorkerChars = options.allInWorkerChars ?? SERVER_ALL_IN_WORKER_CHARS;
+    const allInWorkerDocs = options.allInWorkerDocs ?? SERVER_ALL_IN_WORKER_DOCS;
     const complete = async (item: InFlightDocument): Promise<void> => {
       const chunked = await item.snippets;
       inFlightChars -= item.chars;
@@ -393,12 +404,13 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           snippets = reuse(doc.path);
           reused++;
         } else {
-          snippets = chunkDocument(kernel, doc, options.chunkWorkerMinChars);
+          snippets = chunkDocument(kernel, doc, options.chunkWorkerMinChars, readChars >= allInWorkerChars || (progress.total ?? 0) >= allInWorkerDocs);
           chunking = true;
         }
       }
       inFlight.push(inFlightDocument(doc, hash, meta, before, snippets, chunking));
       inFlightChars += doc.content.length;
+      readChars += doc.content.length;
       await drain(false);
     }
     await drain(true);
