@@ -5,13 +5,11 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { getPriority } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { CHUNK_WORKER_MIN_CHARS, chunkDocument, chunkWorkerOf } from '../../core/chunk-worker.ts';
-import { SERVER_WORKER_NICE, setWorkerNice } from '../../core/worker-task.ts';
 import { openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
 
 let dir: string;
@@ -97,34 +95,3 @@ test("a server's large ingest chunks its small documents in the worker thread to
   assert.deepEqual(byDocs.snippets, small.snippets);
 });
 
-/** The nice value of each thread of this process (Linux: /proc/self/task/<tid>/stat, field 19). */
-function threadNices(): number[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  });
-}
-
-test("with a server's worker nice, the chunk worker thread runs at that lower priority and the main thread keeps its own", { skip: !existsSync('/proc/self/task') && 'no /proc/self/task' }, async () => {
-  const worker = chunkWorkerOf(kernel);
-  await worker.close(); // the next large document starts a new thread
-  const main = getPriority();
-  assert.ok(!threadNices().includes(SERVER_WORKER_NICE), 'no thread at that priority before');
-  setWorkerNice(SERVER_WORKER_NICE);
-  try {
-    const doc = { path: 'nice.md', format: 'markdown', content: largePage('nicer') };
-    const before = worker.chunked;
-    const snippets = await chunkDocument(kernel, doc);
-    assert.equal(worker.chunked, before + 1, 'chunked in the worker thread');
-    assert.deepEqual(snippets, kernel.chunkerFor('markdown').chunk(doc));
-    // The chunk worker's thread (under tsx also the thread esbuild starts from it for its loader).
-    const nices = threadNices();
-    const lowered = nices.filter((n) => n === SERVER_WORKER_NICE).length;
-    assert.ok(lowered >= 1 && lowered <= 2, `the worker's thread lowered: ${nices.join(' ')}`);
-    assert.ok(nices.filter((n) => n === main).length >= 4, `the others (V8's, libuv's) unchanged: ${nices.join(' ')}`);
-    assert.equal(getPriority(), main, 'the main thread unchanged');
-  } finally {
-    setWorkerNice(0);
-    await worker.close();
-  }
-});
