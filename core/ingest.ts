@@ -336,6 +336,10 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     // same as one chunked a document at a time. Meanwhile this thread reads, hashes, compresses,
     // chunks the small documents and writes batches: on two cores both work at once.
     const inFlight: InFlightDocument[] = [];
+    // A server keeps fewer documents in flight: less of its heap for each scavenge to copy.
+    const server = kernel.env.mode === 'server';
+    const windowDocs = server ? SERVER_IN_FLIGHT_DOCS : IN_FLIGHT_DOCS;
+    const windowChars = server ? SERVER_IN_FLIGHT_CHARS : IN_FLIGHT_CHARS;
     let inFlightChars = 0;
     // A server's large ingest sends every document to the chunk worker (chunk-worker.ts).
     let readChars = 0;
@@ -371,7 +375,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     };
     /** Completes the documents whose snippets are ready (all of them with `all`), in order. */
     const drain = async (all: boolean): Promise<void> => {
-      while (inFlight.length > 0 && (all || inFlight[0].settled || inFlight.length > IN_FLIGHT_DOCS || inFlightChars > IN_FLIGHT_CHARS)) {
+      while (inFlight.length > 0 && (all || inFlight[0].settled || inFlight.length > windowDocs || inFlightChars > windowChars)) {
         await complete(inFlight.shift()!);
         await pause();
       }
@@ -544,6 +548,14 @@ async function queueSuggestedVersions(kernel: Kernel, libraryId: string, kind: s
 /** Documents from the source may be this far ahead of the ones whose snippets are written. */
 const IN_FLIGHT_DOCS = 32;
 const IN_FLIGHT_CHARS = 4 << 20;
+/**
+ * In a server, fewer: the documents in flight live on the main thread's heap, which each scavenge
+ * copies; python in a server, 8 documents / 1 MiB against 32 / 4 MiB: main-thread GC 0.5 - 0.8 s
+ * against 0.6 - 2.2 s, event-loop delay max 160 - 320 ms against 259 - 527 ms, the same ingest
+ * time (docs/benchmark.md, "Ingest, round 5").
+ */
+const SERVER_IN_FLIGHT_DOCS = 8;
+const SERVER_IN_FLIGHT_CHARS = 1 << 20;
 
 /** A document read and sent to its chunker (or to reuse), its snippets not yet written. */
 interface InFlightDocument {
