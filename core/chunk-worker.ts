@@ -229,12 +229,25 @@ export async function closeChunkWorker(kernel: Kernel): Promise<void> {
 export const CHUNK_WORKER_SHARE_CHARS = 256 * 1024;
 
 /**
- * Chunks a document: in the kernel's worker thread when it has at least `minChars` characters
- * (0 or Infinity: never), else here; outside a server also here for the first
- * CHUNK_WORKER_SHARE_CHARS, and when the worker thread has as many queued. A worker that ended meanwhile means chunking it here.
+ * In a server, an ingest that has read this many characters, or whose source expects this many
+ * documents, sends every document to the worker thread, small ones too: under load the parse of
+ * a 2 - 8 KiB page on the main thread held the event loop 100 - 350 ms, and a large library has
+ * hundreds of them (docs/benchmark.md, ingest rounds 4 and 5). Below both, small documents stay
+ * on the main thread: a small library (every shared corpus the tests ingest in a server: koa,
+ * zod, hono, zustand, fastify, all under 700 KB and 100 documents) starts no thread for them,
+ * as starting the worker for every ingest made the test suite about 18 % slower under tsx.
  */
-export async function chunkDocument(kernel: Kernel, doc: SourceDocument, minChars = CHUNK_WORKER_MIN_CHARS): Promise<Snippet[]> {
-  if (!(minChars > 0) || doc.content.length < minChars) return kernel.chunkerFor(doc.format).chunk(doc);
+export const SERVER_ALL_IN_WORKER_CHARS = 1 << 20;
+export const SERVER_ALL_IN_WORKER_DOCS = 150;
+
+/**
+ * Chunks a document: in the kernel's worker thread when it has at least `minChars` characters
+ * (0 or Infinity: never), or when `allInWorker` (a server's large ingest, SERVER_ALL_IN_WORKER_*),
+ * else here; outside a server also here for the first CHUNK_WORKER_SHARE_CHARS, and when the
+ * worker thread has as many queued. A worker that ended meanwhile means chunking it here.
+ */
+export async function chunkDocument(kernel: Kernel, doc: SourceDocument, minChars = CHUNK_WORKER_MIN_CHARS, allInWorker = false): Promise<Snippet[]> {
+  if (!(minChars > 0) || (doc.content.length < minChars && !(allInWorker && kernel.env.mode === 'server'))) return kernel.chunkerFor(doc.format).chunk(doc);
   const worker = chunkWorkerOf(kernel);
   if (kernel.env.mode !== 'server' && (worker.mainChars < CHUNK_WORKER_SHARE_CHARS || worker.queuedChars >= CHUNK_WORKER_SHARE_CHARS)) {
     worker.mainChars += doc.content.length;

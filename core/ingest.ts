@@ -18,7 +18,7 @@ import { mergeLibraryMeta, recordLibraryMeta, rememberUserFields } from './libra
 import { JobLogWriter, appendJobLogLines, type JobLogEntry, type JobStage } from './job-log.ts';
 import { StoredDocsWriter, hasLocalStoredDocs, readStoredDocLines, removeStoredDocs, storedDocument } from './stored-docs.ts';
 import { RECHUNK_JOB_KIND, storedDocsSource } from './rechunk.ts';
-import { chunkDocument } from './chunk-worker.ts';
+import { SERVER_ALL_IN_WORKER_CHARS, SERVER_ALL_IN_WORKER_DOCS, chunkDocument } from './chunk-worker.ts';
 import { buildFingerprints } from './fingerprint.ts';
 import { EMBED_JOB_KIND, IngestVectors, embedServedVersion, removeBuildVectors } from './vectors.ts';
 
@@ -142,6 +142,13 @@ export interface RunJobOptions {
    * default CHUNK_WORKER_MIN_CHARS, 0: all on the main thread).
    */
   chunkWorkerMinChars?: number;
+  /**
+   * In a server: once the job has read this many characters (default SERVER_ALL_IN_WORKER_CHARS),
+   * or its source expects at least `allInWorkerDocs` documents (default SERVER_ALL_IN_WORKER_DOCS),
+   * every document is chunked in the worker thread, small ones too (with `chunkWorkerMinChars` > 0).
+   */
+  allInWorkerChars?: number;
+  allInWorkerDocs?: number;
   /** The job, already claimed by the caller (a shared queue's claimNextJob): run without claiming it again. */
   claimed?: JobRecord;
 }
@@ -329,7 +336,15 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     // same as one chunked a document at a time. Meanwhile this thread reads, hashes, compresses,
     // chunks the small documents and writes batches: on two cores both work at once.
     const inFlight: InFlightDocument[] = [];
+    // A server keeps fewer documents in flight: less of its heap for each scavenge to copy.
+    const server = kernel.env.mode === 'server';
+    const windowDocs = server ? SERVER_IN_FLIGHT_DOCS : IN_FLIGHT_DOCS;
+    const windowChars = server ? SERVER_IN_FLIGHT_CHARS : IN_FLIGHT_CHARS;
     let inFlightChars = 0;
+    // A server's large ingest sends every document to the chunk worker (chunk-worker.ts).
+    let readChars = 0;
+    const allInWorkerChars = options.allInWorkerChars ?? SERVER_ALL_IN_WORKER_CHARS;
+    const allInWorkerDocs = options.allInWorkerDocs ?? SERVER_ALL_IN_WORKER_DOCS;
     const complete = async (item: InFlightDocument): Promise<void> => {
       const chunked = await item.snippets;
       inFlightChars -= item.chars;
@@ -360,7 +375,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     };
     /** Completes the documents whose snippets are ready (all of them with `all`), in order. */
     const drain = async (all: boolean): Promise<void> => {
-      while (inFlight.length > 0 && (all || inFlight[0].settled || inFlight.length > IN_FLIGHT_DOCS || inFlightChars > IN_FLIGHT_CHARS)) {
+      while (inFlight.length > 0 && (all || inFlight[0].settled || inFlight.length > windowDocs || inFlightChars > windowChars)) {
         await complete(inFlight.shift()!);
         await pause();
       }
@@ -393,12 +408,13 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
           snippets = reuse(doc.path);
           reused++;
         } else {
-          snippets = chunkDocument(kernel, doc, options.chunkWorkerMinChars);
+          snippets = chunkDocument(kernel, doc, options.chunkWorkerMinChars, readChars >= allInWorkerChars || (progress.total ?? 0) >= allInWorkerDocs);
           chunking = true;
         }
       }
       inFlight.push(inFlightDocument(doc, hash, meta, before, snippets, chunking));
       inFlightChars += doc.content.length;
+      readChars += doc.content.length;
       await drain(false);
     }
     await drain(true);
@@ -532,6 +548,14 @@ async function queueSuggestedVersions(kernel: Kernel, libraryId: string, kind: s
 /** Documents from the source may be this far ahead of the ones whose snippets are written. */
 const IN_FLIGHT_DOCS = 32;
 const IN_FLIGHT_CHARS = 4 << 20;
+/**
+ * In a server, fewer: the documents in flight live on the main thread's heap, which each scavenge
+ * copies; python in a server, 8 documents / 1 MiB against 32 / 4 MiB: main-thread GC 0.5 - 0.8 s
+ * against 0.6 - 2.2 s, event-loop delay max 160 - 320 ms against 259 - 527 ms, the same ingest
+ * time (docs/benchmark.md, "Ingest, round 5").
+ */
+const SERVER_IN_FLIGHT_DOCS = 8;
+const SERVER_IN_FLIGHT_CHARS = 1 << 20;
 
 /** A document read and sent to its chunker (or to reuse), its snippets not yet written. */
 interface InFlightDocument {

@@ -14,15 +14,33 @@ export function workerUrl(callerUrl: string, relative: string): URL {
   return new URL(`${relative}${ext}`, callerUrl);
 }
 
+/**
+ * The nice value (scheduling priority, 0 - 19) of the threads startWorker starts: ingest's
+ * background work (chunking, segment builds). 0 (the default) leaves them as the main thread;
+ * a server sets SERVER_WORKER_NICE at its start (server/main.ts), so that on a busy machine the
+ * kernel runs the event loop (requests, /ping) before the ingest's threads rather than taking
+ * turns with them. On Linux a nice value is per thread (setpriority of the calling thread), so
+ * only the worker's own thread is lowered; where that fails, the worker runs as before.
+ */
+let workerNice = 0;
+export const SERVER_WORKER_NICE = 10;
+
+/** Sets the nice value of the worker threads started from now on (0: as the main thread). */
+export function setWorkerNice(nice: number): void {
+  workerNice = Number.isInteger(nice) && nice > 0 ? Math.min(nice, 19) : 0;
+}
+
 /** Starts a worker thread on a module, TypeScript (through tsx) or JavaScript. */
 export function startWorker(url: URL, workerData: unknown, transferList?: TransferListItem[], resourceLimits?: ResourceLimits): Worker {
   const options = { workerData, transferList, ...(resourceLimits ? { resourceLimits } : {}) };
-  if (url.pathname.endsWith('.ts')) {
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(url.href)}); })`;
-    return new Worker(code, { eval: true, ...options });
-  }
-  return new Worker(url, options);
+  const ts = url.pathname.endsWith('.ts');
+  if (!ts && workerNice === 0) return new Worker(url, options);
+  // A bootstrap: the thread's priority first (before the module's imports), tsx's loader for a .ts module.
+  const steps: string[] = [];
+  if (workerNice > 0) steps.push(`import('node:os').then((os) => { try { os.setPriority(${workerNice}); } catch {} })`);
+  if (ts) steps.push(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => register())`);
+  const code = `${steps.join('.then(() => ')}${')'.repeat(steps.length - 1)}.then(() => import(${JSON.stringify(url.href)}))`;
+  return new Worker(code, { eval: true, ...options });
 }
 
 /** What a one-shot worker module posts once: its result, or the error's message. */

@@ -37,3 +37,14 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env, stderrIsTTY: 
     logFormat: format,
   };
 }
+
+/**
+ * The nice value of a server's ingest worker threads (core/worker-task.ts): `REFDESK_WORKER_NICE`,
+ * 0 (as the main thread) to 19; unset: SERVER_WORKER_NICE.
+ */
+export function readWorkerNice(env: NodeJS.ProcessEnv, fallback: number): number {
+  const raw = env.REFDESK_WORKER_NICE?.trim();
+  if (!raw) return fallback;
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) > 19) throw new RefdeskError('config_error', 'REFDESK_WORKER_NICE must be a whole number from 0 (ingest threads as the main thread) to 19 (lowest priority).');
+  return Number(raw);
+}

@@ -7,8 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { createKernel } from '../core/kernel.ts';
 import { createConsoleLogger, LogRing } from '../core/services.ts';
 import { prepareDataDir } from '../core/data-lock.ts';
+import { SERVER_WORKER_NICE, setWorkerNice } from '../core/worker-task.ts';
 import type { RuntimeEnv } from '../core/contracts.ts';
-import { readSettings, type ProcessSettings } from './env.ts';
+import { readSettings, readWorkerNice, type ProcessSettings } from './env.ts';
 import { createApp } from './app.ts';
 import { parseAllowedHosts } from './allowed-hosts.ts';
 import { parseTrustedProxies } from './trusted-proxies.ts';
@@ -49,6 +50,8 @@ async function main(): Promise<void> {
   const logRing = new LogRing(5000);
   const logger = createConsoleLogger(settings.logLevel, undefined, { format: settings.logFormat, ring: logRing });
   const env: RuntimeEnv = { dataDir, mode: 'server', port: settings.port };
+  // Ingest's worker threads (chunking, segment builds) yield the cores to the event loop.
+  setWorkerNice(readWorkerNice(process.env, SERVER_WORKER_NICE));
   const kernel = await createKernel(settings.configFile, { env, logger });
   startMark('createKernel');
   await prepareDataDir(dataDir);

@@ -3,10 +3,13 @@
  * through the real path (upload source -> chunker -> embedded store -> segment -> library scores)
  * and prints, per corpus, the ingest time, the event loop's delay (perf_hooks
  * monitorEventLoopDelay: p99, max) and every stall over 50 ms with the job's last log line
- * before it (where in the job it happened), and the slowest synchronous calls of the chunkers
- * and the store seen meanwhile (chunk, addSnippets, addDocuments, the database export).
+ * before it (where in the job it happened: its stage and last line, per-document lines
+ * included), the slowest synchronous calls of the chunkers and the store seen meanwhile (chunk,
+ * addSnippets, addDocuments, the database export), and the main thread's garbage-collection
+ * pauses over 20 ms (PerformanceObserver 'gc': scavenge, mark-compact).
+
  *
- *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh] [--chunk-worker-min-chars N]
+ *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh] [--chunk-worker-min-chars N] [--worker-nice N]
  *
  * `--refresh` ingests each corpus a second time (the refresh path: reused snippets). Timings
  * depend on the machine's load: the output carries the load averages.
@@ -14,12 +17,13 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { createKernel } from '../../core/kernel.ts';
 import { createConsoleLogger } from '../../core/services.ts';
+import { SERVER_WORKER_NICE, setWorkerNice } from '../../core/worker-task.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values } = parseArgs({
@@ -29,8 +33,11 @@ const { values } = parseArgs({
     refresh: { type: 'boolean', default: false },
     // Documents from this many characters on are chunked in a worker thread (0: none).
     'chunk-worker-min-chars': { type: 'string' },
+    // The nice value of the ingest's worker threads (a server's: SERVER_WORKER_NICE; 0: as the main thread).
+    'worker-nice': { type: 'string', default: String(SERVER_WORKER_NICE) },
   },
 });
+setWorkerNice(Number(values['worker-nice']));
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'refdesk-stalls-'));
@@ -74,19 +81,51 @@ async function main(): Promise<void> {
           tick = now;
         }, 5);
         slow.length = 0;
+        // The main thread's GC pauses: are the stalls collections of its heap?
+        const gcKinds: Record<number, string> = {
+          [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'gc scavenge',
+          [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'gc mark-compact',
+          [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'gc incremental marking',
+          [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'gc weak callbacks',
+        };
+        let gcTotalMs = 0;
+        const gc = new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) {
+            gcTotalMs += e.duration;
+            const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
+            if (e.duration > 20) slow.push({ call: `${gcKinds[kind] ?? 'gc'} (${last.slice(0, 40)})`, ms: Math.round(e.duration) });
+          }
+        });
+        gc.observe({ entryTypes: ['gc'] });
         const h = monitorEventLoopDelay({ resolution: 5 });
         h.enable();
         const t = performance.now();
         const cpu = process.cpuUsage();
         const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: join(values['corpora-dir']!, name) } });
+        // The finalize and what follows it (the self-retrieval check) log nothing until the end: named here.
+        const finalize = kernel.store.finalizeBuild.bind(kernel.store);
+        kernel.store.finalizeBuild = async (id) => {
+          last = 'finalizing: store.finalizeBuild';
+          try {
+            return await finalize(id);
+          } finally {
+            last = 'checking: after finalizeBuild (self-retrieval check, library meta)';
+          }
+        };
         const logLine = kernel.store.appendJobLog.bind(kernel.store);
         kernel.store.appendJobLog = async (id, level, message) => {
           last = message.slice(0, 100);
           return logLine(id, level, message);
         };
         const minChars = values['chunk-worker-min-chars'];
-        const done = await runIngestJob(kernel, job.id, minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) });
+        // Every line of the job's log (per-document debug lines too), with its stage.
+        const onLog = (e: { stage?: string; message: string }) => {
+          last = `${e.stage ?? ''}: ${e.message.slice(0, 100)}`;
+        };
+        const done = await runIngestJob(kernel, job.id, { onLog, ...(minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) }) });
+        gc.disconnect();
         kernel.store.appendJobLog = logLine;
+        kernel.store.finalizeBuild = finalize;
         const ms = Math.round(performance.now() - t);
         const used = process.cpuUsage(cpu);
         h.disable();
@@ -101,7 +140,17 @@ async function main(): Promise<void> {
             cpuMs: Math.round((used.user + used.system) / 1000),
             snippets: done.progress.snippets,
             loopDelayMs: { p99: +(h.percentile(99) / 1e6).toFixed(1), max: +(h.max / 1e6).toFixed(1) },
+            workerNice: Number(values['worker-nice']),
             stallsOver50ms: stalls.length,
+            mainThreadGcMs: Math.round(gcTotalMs),
+            // Per stage of the job (reading: documents read and chunked; finalizing; done: the self-retrieval check and after).
+            stallsByStage: stalls.reduce<Record<string, { n: number; maxMs: number }>>((acc, x) => {
+              const k = x.after.split(':')[0] || 'start';
+              const e = (acc[k] ??= { n: 0, maxMs: 0 });
+              e.n++;
+              e.maxMs = Math.max(e.maxMs, x.ms);
+              return acc;
+            }, {}),
             stalls: stalls.sort((a, b) => b.ms - a.ms).slice(0, 12),
             slowCalls: slow.sort((a, b) => b.ms - a.ms).slice(0, 12),
           }),

@@ -67,3 +67,31 @@ test('an ingest through the worker thread stores the same snippets as one on the
   assert.ok(viaWorker.length > 20);
   assert.deepEqual(viaWorker, here);
 });
+
+test("a server's large ingest chunks its small documents in the worker thread too, into the same snippets", async () => {
+  const folder = join(dir, 'many-small');
+  mkdirSync(folder, { recursive: true });
+  const docs = 6;
+  for (let i = 0; i < docs; i++) writeFileSync(join(folder, `p${i}.md`), `# Page ${i}\n\nA short page about \`part${i}()\`.\n\n## Use\n\nCall part${i} once.\n`);
+  const ingest = async (name: string, options: Parameters<typeof runIngestJob>[2]) => {
+    const worker = chunkWorkerOf(kernel);
+    const before = worker.chunked;
+    const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: folder } });
+    const done = await runIngestJob(kernel, job.id, options);
+    assert.equal(done.state, 'succeeded', JSON.stringify(done.error));
+    const snippets = (await kernel.store.getSnippets(`/docs/${name}`, '')).map(({ id: _id, ...s }) => s);
+    return { inWorker: worker.chunked - before, snippets };
+  };
+  const small = await ingest('small-library', {});
+  assert.equal(small.inWorker, 0, 'a small library: every small document on the main thread');
+  // Past the characters read: the documents after that point go to the worker.
+  const byChars = await ingest('past-chars', { allInWorkerChars: 1 });
+  assert.equal(byChars.inWorker, docs - 1, 'every document after the first');
+  // A source expecting that many documents (the upload source says how many): all of them.
+  const byDocs = await ingest('many-docs', { allInWorkerDocs: docs });
+  assert.equal(byDocs.inWorker, docs, 'every document');
+  assert.ok(small.snippets.length >= 2 * docs);
+  assert.deepEqual(byChars.snippets, small.snippets);
+  assert.deepEqual(byDocs.snippets, small.snippets);
+});
+

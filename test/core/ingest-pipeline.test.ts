@@ -81,7 +81,7 @@ after(async () => {
 test('a pipelined ingest (large documents in the worker, small ones here) stores what a main-thread ingest stores, in order, skipping only the failing document', async () => {
   const folder = join(dir, 'docs');
   mkdirSync(folder, { recursive: true });
-  // More documents than the in-flight window (32), large and small interleaved, so that small
+  // More documents than the in-flight window (8 in a server, 32 outside), large and small interleaved, so that small
   // documents chunked here are ready before the large ones sent ahead of them.
   let large = 0;
   for (let i = 0; i < 48; i++) {

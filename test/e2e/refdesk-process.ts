@@ -48,7 +48,9 @@ export function removeDataDir(dir: string | undefined): void {
 
 /** The environment of a child: a licence of the test issuer (test/helpers/licence.ts) unless `extra` sets one. */
 export function cliEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...testIssuerEnv(), ...extra };
+  // REFDESK_WORKER_NICE 0: a server's ingest threads at the suite's priority (at nice 10 they would
+  // wait behind the other test files' processes on a busy machine, and the suite take longer).
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', REFDESK_WORKER_NICE: '0', ...testIssuerEnv(), ...extra };
   // The child is not part of this test run.
   delete env.NODE_TEST_CONTEXT;
   return env;
