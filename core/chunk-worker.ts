@@ -101,7 +101,7 @@ export class ChunkWorker {
     return new Promise<boolean>((resolve) => {
       let worker: Worker;
       try {
-        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir }, undefined, CHUNK_THREAD_LIMITS);
+        worker = startWorker(workerUrl(import.meta.url, './chunk-thread', { compiled: false }), { plan, dataDir: this.kernel.env.dataDir }, undefined, CHUNK_THREAD_LIMITS);
       } catch (e) {
         this.fail(e as Error);
         resolve(false);

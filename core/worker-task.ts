@@ -5,13 +5,34 @@
  * caller runs from the sources (tsx) and `segment-build-thread.js` in the compiled `dist/`.
  * Under tsx a worker does not inherit the main thread's loader, so a `.ts` worker is started
  * through a small bootstrap that registers tsx first (tsx/esm/api).
+ *
+ * Compiling a worker's modules through tsx costs about half a second of CPU at each start. When
+ * `REFDESK_RUNTIME=dist` says the compiled code is current (the test runner sets it after
+ * `npm run build`; bin/refdesk.js reads the same variable), a worker of the sources is started
+ * from its compiled twin in dist/ instead, when that file is there.
  */
+import { existsSync } from 'node:fs';
 import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 
-/** The URL of a worker module beside `callerUrl` (the caller's import.meta.url), with its extension. */
-export function workerUrl(callerUrl: string, relative: string): URL {
+/** The checkout's root when this module runs from the sources (core/..). */
+const SOURCE_ROOT = new URL('..', import.meta.url).href;
+
+/**
+ * The URL of a worker module beside `callerUrl` (the caller's import.meta.url), with its
+ * extension. `compiled: false` keeps a source worker on its `.ts` module even under
+ * REFDESK_RUNTIME=dist (a worker that imports `.ts` plugin modules by name needs tsx).
+ */
+export function workerUrl(callerUrl: string, relative: string, options: { compiled?: boolean } = {}): URL {
   const ext = callerUrl.endsWith('.ts') ? '.ts' : '.js';
-  return new URL(`${relative}${ext}`, callerUrl);
+  const url = new URL(`${relative}${ext}`, callerUrl);
+  return options.compiled === false ? url : (compiledTwin(url) ?? url);
+}
+
+/** dist/<path>.js for a source module <path>.ts of this checkout, when REFDESK_RUNTIME=dist and the file exists. */
+export function compiledTwin(url: URL): URL | null {
+  if (process.env.REFDESK_RUNTIME !== 'dist' || !url.pathname.endsWith('.ts') || !url.href.startsWith(SOURCE_ROOT)) return null;
+  const twin = new URL(`dist/${url.href.slice(SOURCE_ROOT.length).replace(/\.ts$/, '.js')}`, SOURCE_ROOT);
+  return existsSync(twin) ? twin : null;
 }
 
 /** Starts a worker thread on a module, TypeScript (through tsx) or JavaScript. */
