@@ -12,6 +12,7 @@ import { pluginOptionsError } from './plugin-options.ts';
 import { newContainer, resolveDeps } from './di.ts';
 import { Tokens } from './di-tokens.ts';
 import { loggerFrom, systemClock } from './services.ts';
+import { importPluginModule } from './plugin-import.ts';
 
 /** One chunker of the kernel, in its order: the plugin module that defines it, its kind, its configured options. */
 export interface ChunkerPlanEntry {
@@ -32,7 +33,7 @@ async function buildChunkers(): Promise<Chunker[]> {
   container.registerInstance(Tokens.Env, { dataDir, mode: 'reader' } satisfies RuntimeEnv);
   const out: Chunker[] = [];
   for (const entry of plan) {
-    const mod = (await import(entry.specifier)) as { default?: { definitions?: AnyDefinition[] } };
+    const mod = (await importPluginModule(entry.specifier)) as { default?: { definitions?: AnyDefinition[] } };
     const def = mod.default?.definitions?.find((d) => d.role === 'chunker' && d.kind === entry.kind);
     if (!def) throw new Error(`${entry.specifier} defines no chunker "${entry.kind}"`);
     const options = structuredClone(entry.options);

@@ -17,6 +17,7 @@ import { dirname, resolve } from 'node:path';
 import { startWorker, workerUrl } from './worker-task.ts';
 import { resolvePluginSpecifier } from './config.ts';
 import type { ChunkerPlanEntry } from './chunk-thread.ts';
+import { importPluginModule } from './plugin-import.ts';
 
 /** Documents from this many characters on are chunked in the worker thread. */
 export const CHUNK_WORKER_MIN_CHARS = 8 * 1024;
@@ -101,7 +102,7 @@ export class ChunkWorker {
     return new Promise<boolean>((resolve) => {
       let worker: Worker;
       try {
-        worker = startWorker(workerUrl(import.meta.url, './chunk-thread'), { plan, dataDir: this.kernel.env.dataDir }, undefined, CHUNK_THREAD_LIMITS);
+        worker = startWorker(workerUrl(import.meta.url, './chunk-thread', { compiled: false }), { plan, dataDir: this.kernel.env.dataDir }, undefined, CHUNK_THREAD_LIMITS);
       } catch (e) {
         this.fail(e as Error);
         resolve(false);
@@ -190,7 +191,7 @@ async function chunkerPlan(kernel: Kernel): Promise<ChunkerPlanEntry[]> {
     if (entry.enabled === false) continue;
     const r = resolvePluginSpecifier(entry.use, configDir);
     if (!r.ok) continue;
-    const mod = (await import(r.specifier)) as { default?: { definitions?: Array<{ role?: unknown; kind?: unknown }> } };
+    const mod = (await importPluginModule(r.specifier)) as { default?: { definitions?: Array<{ role?: unknown; kind?: unknown }> } };
     for (const def of mod.default?.definitions ?? []) {
       if (def.role !== 'chunker' || typeof def.kind !== 'string') continue;
       const kind = def.kind;

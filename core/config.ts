@@ -13,6 +13,7 @@ import { validate } from './validate.ts';
 import { pluginKernelError, pluginOptionsError } from './plugin-options.ts';
 import { composeConfig, type ComposedEntry } from './config-compose.ts';
 import type { NetworkPolicy } from './net/address-policy.ts';
+import { importPluginModule } from './plugin-import.ts';
 
 const ROLES: readonly Role[] = ['source', 'chunker', 'llm', 'embedder', 'reranker', 'store'];
 
@@ -200,7 +201,7 @@ export async function loadConfig(file: string, env: { DATABASE_URL?: string } = 
     if (!resolved.ok) throw new ConfigError(`${where}: ${resolved.why}`);
     let mod: { default?: unknown };
     try {
-      mod = (await import(resolved.specifier)) as { default?: unknown };
+      mod = (await importPluginModule(resolved.specifier)) as { default?: unknown };
     } catch (e) {
       const code = (e as { code?: string }).code;
       const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'ERR_UNSUPPORTED_DIR_IMPORT';

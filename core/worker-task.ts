@@ -5,13 +5,34 @@
  * caller runs from the sources (tsx) and `segment-build-thread.js` in the compiled `dist/`.
  * Under tsx a worker does not inherit the main thread's loader, so a `.ts` worker is started
  * through a small bootstrap that registers tsx first (tsx/esm/api).
+ *
+ * Compiling a worker's modules through tsx costs about half a second of CPU at each start. When
+ * `REFDESK_RUNTIME=dist` says the compiled code is current (the test runner sets it after
+ * `npm run build`; bin/refdesk.js reads the same variable), a worker of the sources is started
+ * from its compiled twin in dist/ instead, when that file is there.
  */
+import { existsSync } from 'node:fs';
 import { Worker, type ResourceLimits, type TransferListItem } from 'node:worker_threads';
 
-/** The URL of a worker module beside `callerUrl` (the caller's import.meta.url), with its extension. */
-export function workerUrl(callerUrl: string, relative: string): URL {
+/** The checkout's root when this module runs from the sources (core/..). */
+const SOURCE_ROOT = new URL('..', import.meta.url).href;
+
+/**
+ * The URL of a worker module beside `callerUrl` (the caller's import.meta.url), with its
+ * extension. `compiled: false` keeps a source worker on its `.ts` module even under
+ * REFDESK_RUNTIME=dist (a worker that imports `.ts` plugin modules by name needs tsx).
+ */
+export function workerUrl(callerUrl: string, relative: string, options: { compiled?: boolean } = {}): URL {
   const ext = callerUrl.endsWith('.ts') ? '.ts' : '.js';
-  return new URL(`${relative}${ext}`, callerUrl);
+  const url = new URL(`${relative}${ext}`, callerUrl);
+  return options.compiled === false ? url : (compiledTwin(url) ?? url);
+}
+
+/** dist/<path>.js for a source module <path>.ts of this checkout, when REFDESK_RUNTIME=dist and the file exists. */
+export function compiledTwin(url: URL): URL | null {
+  if (process.env.REFDESK_RUNTIME !== 'dist' || !url.pathname.endsWith('.ts') || !url.href.startsWith(SOURCE_ROOT)) return null;
+  const twin = new URL(`dist/${url.href.slice(SOURCE_ROOT.length).replace(/\.ts$/, '.js')}`, SOURCE_ROOT);
+  return existsSync(twin) ? twin : null;
 }
 
 /**
@@ -30,14 +51,18 @@ export function setWorkerNice(nice: number): void {
   workerNice = Number.isInteger(nice) && nice > 0 ? Math.min(nice, 19) : 0;
 }
 
-/** Starts a worker thread on a module, TypeScript (through tsx) or JavaScript. */
-export function startWorker(url: URL, workerData: unknown, transferList?: TransferListItem[], resourceLimits?: ResourceLimits): Worker {
+/**
+ * Starts a worker thread on a module, TypeScript (through tsx) or JavaScript. `background: false`
+ * (the search pool's query threads) keeps the main thread's priority whatever setWorkerNice said.
+ */
+export function startWorker(url: URL, workerData: unknown, transferList?: TransferListItem[], resourceLimits?: ResourceLimits, how: { background?: boolean } = {}): Worker {
   const options = { workerData, transferList, ...(resourceLimits ? { resourceLimits } : {}) };
   const ts = url.pathname.endsWith('.ts');
-  if (!ts && workerNice === 0) return new Worker(url, options);
+  const nice = how.background === false ? 0 : workerNice;
+  if (!ts && nice === 0) return new Worker(url, options);
   // A bootstrap: the thread's priority first (before the module's imports), tsx's loader for a .ts module.
   const steps: string[] = [];
-  if (workerNice > 0) steps.push(`import('node:os').then((os) => { try { os.setPriority(${workerNice}); } catch {} })`);
+  if (nice > 0) steps.push(`import('node:os').then((os) => { try { os.setPriority(${nice}); } catch {} })`);
   if (ts) steps.push(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => register())`);
   const code = `${steps.join('.then(() => ')}${')'.repeat(steps.length - 1)}.then(() => import(${JSON.stringify(url.href)}))`;
   return new Worker(code, { eval: true, ...options });

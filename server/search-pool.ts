@@ -18,14 +18,13 @@
  * Under tsx (tests, `npm start`) the worker entry is the .ts file, run with tsx's loader; in the
  * compiled tree (dist/) it is the .js beside this file.
  */
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Logger, Store } from '../core/contracts.ts';
 import type { ContextFormat, ContextSearcher, ContextSnippet } from '../core/query.ts';
 import type { SearchHit, SegmentFileRef } from '../core/contracts.ts';
 import { RefdeskError, isRefdeskError } from '../core/errors.ts';
+import { startWorker, workerUrl } from '../core/worker-task.ts';
 import type { SearchReply, SearchRequest, SearchWorkerData } from './search-worker.ts';
 
 export interface SearchPoolOptions {
@@ -228,9 +227,8 @@ export class SearchPool implements ContextSearcher {
     // A search allocates little that lives: a small young generation keeps each worker's heap
     // (and the process's RSS) small.
     const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB };
-    const worker = WORKER_ENTRY.pathname.endsWith('.ts')
-      ? new Worker(tsxBootstrap(WORKER_ENTRY), { eval: true, workerData: data, resourceLimits })
-      : new Worker(WORKER_ENTRY, { workerData: data, resourceLimits });
+    // Query threads keep the main thread's priority (ingest threads may run niced: setWorkerNice).
+    const worker = startWorker(WORKER_ENTRY, data, undefined, resourceLimits, { background: false });
     worker.unref();
     slot.worker = worker;
     slot.ready = false;
@@ -279,18 +277,7 @@ export class SearchPool implements ContextSearcher {
   }
 }
 
-const WORKER_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './search-worker.ts' : './search-worker.js', import.meta.url);
-
-/**
- * The code a worker starts with when the entry is TypeScript (tsx: tests, `npm start`, the CLI
- * in a checkout): on Node 20 a worker inherits neither tsx's loader registered in-process
- * (bin/refdesk.js) nor one given by `--import tsx`, so it registers tsx itself, then imports
- * the entry.
- */
-function tsxBootstrap(entry: URL): string {
-  const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-  return `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-}
+const WORKER_ENTRY = workerUrl(import.meta.url, './search-worker');
 
 function abortError(signal: AbortSignal): unknown {
   const reason: unknown = signal.reason;

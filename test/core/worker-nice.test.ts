@@ -27,8 +27,8 @@ test('with a worker nice set (a server sets it at start), a worker thread runs a
   writeFileSync(file, "import { parentPort } from 'node:worker_threads';\nimport { getPriority } from 'node:os';\nparentPort.postMessage(getPriority());\nsetInterval(() => {}, 1000);\n");
   const main = getPriority();
   const started: Array<ReturnType<typeof startWorker>> = [];
-  const probe = async (): Promise<{ own: number; nices: number[] }> => {
-    const w = startWorker(pathToFileURL(file), {});
+  const probe = async (background?: boolean): Promise<{ own: number; nices: number[] }> => {
+    const w = startWorker(pathToFileURL(file), {}, undefined, undefined, background === undefined ? {} : { background });
     started.push(w);
     const own = await new Promise<number>((resolve, reject) => {
       w.once('message', resolve);
@@ -44,6 +44,9 @@ test('with a worker nice set (a server sets it at start), a worker thread runs a
     assert.equal(lowered.own, SERVER_WORKER_NICE);
     assert.equal(lowered.nices.filter((n) => n === SERVER_WORKER_NICE).length, 1, `only the new worker's thread: ${lowered.nices.join(' ')}`);
     assert.equal(getPriority(), main, 'the main thread unchanged');
+    // A query thread of the search pool (background: false) keeps the main thread's priority.
+    const query = await probe(false);
+    assert.equal(query.own, main, 'background: false is not lowered');
   } finally {
     setWorkerNice(0);
     await Promise.all(started.map((w) => w.terminate()));

@@ -93,15 +93,16 @@ describe('npm run build: the compiled server and CLI', SKIP, () => {
     }
   });
 
-  test('the compiled CLI imports a plugin given by path in the config, also in the chunk worker', () => {
+  test('the compiled CLI imports a plugin given by path in the config, TypeScript too (.mts), also in the chunk worker', () => {
     // A chunker outside the package, named by an absolute path in a config beside the compiled
-    // default: it marks every snippet, so the answer shows which chunker ran.
-    const plugin = join(docs, '..', `${docs.split('/').pop()}-stamp-chunker.mjs`);
+    // default: it marks every snippet, so the answer shows which chunker ran. It is TypeScript
+    // (type annotations), which plain Node cannot load: the compiled code registers tsx for it.
+    const plugin = join(docs, '..', `${docs.split('/').pop()}-stamp-chunker.mts`);
     writeFileSync(
       plugin,
       `import { isMainThread } from 'node:worker_threads';\nexport default { __refdeskPlugin: true, name: 'stamp', version: '1.0.0', kernel: '^1.0.0', definitions: [{
         role: 'chunker', kind: 'stamp', description: 'test', options: { type: 'object', properties: { mark: { type: 'string', default: 'STAMPED' } } }, deps: {},
-        create: (o) => ({ formats: ['markdown', 'mdx', 'text'], chunk: (doc) => [{ type: 'info', title: o.mark + ' ' + doc.path, description: '', language: '', code: '',
+        create: (o: { mark: string }) => ({ formats: ['markdown', 'mdx', 'text'], chunk: (doc: { path: string; content: string }) => [{ type: 'info', title: o.mark + ' ' + doc.path, description: '', language: '', code: '',
           content: o.mark + (isMainThread ? ' main ' : ' worker ') + doc.content.slice(0, 200), breadcrumb: [o.mark], pageTitle: o.mark, sourcePath: doc.path, lineStart: 1, lineEnd: 1, tokens: 50 }] }),
       }] };\n`,
     );
