@@ -107,6 +107,29 @@ export interface Bm25fData {
    * `start[t+1] - start[t]` of them; `docs` and `tfw` are empty then.
    */
   postings?: (t: number) => PostingList;
+  /**
+   * A long list read by block (a segment read by pages): term t's postings in blocks with a skip
+   * table, or undefined when the list is short (read whole with `postings`). topBm25f reads only
+   * the blocks it lands in.
+   */
+  blocked?: (t: number) => BlockedPostings | undefined;
+}
+
+/**
+ * One term's postings cut in blocks of `size` postings (the last one shorter), with a skip table:
+ * each block's last document and largest saturated weight. Documents ascend across blocks.
+ */
+export interface BlockedPostings {
+  readonly size: number;
+  /** Each block's last (largest) document. */
+  readonly last: Float64Array;
+  /** Each block's largest tfw (an upper bound of what it adds, as the term's bound is). */
+  readonly max: Float64Array;
+  /**
+   * Block b's postings; when it is not read yet, it is read with up to `ahead` following blocks
+   * not read yet (one read for a run), each checked on its own.
+   */
+  block(b: number, ahead: number): PostingList;
 }
 
 /** One term's postings: documents ascending, their saturated weights. */
@@ -312,11 +335,23 @@ export function topBm25f(
     s.query[m] = q;
     s.weight[m] = w;
     s.bound[m] = w * bounds[no];
-    const list = postingList(index, no);
-    s.docs[m] = list.docs;
-    s.tfw[m] = list.tfw;
-    s.cur[m] = 0;
-    s.end[m] = list.docs.length;
+    const blocked = index.blocked?.(no);
+    if (blocked) {
+      // Read by block: cur and end are positions in block bno (none read yet: bno -1).
+      s.blk[m] = blocked;
+      s.bno[m] = -1;
+      s.docs[m] = EMPTY_DOCS;
+      s.tfw[m] = EMPTY_TFW;
+      s.cur[m] = 0;
+      s.end[m] = 0;
+    } else {
+      const list = postingList(index, no);
+      s.blk[m] = null;
+      s.docs[m] = list.docs;
+      s.tfw[m] = list.tfw;
+      s.cur[m] = 0;
+      s.end[m] = list.docs.length;
+    }
     s.order[m] = m;
     m++;
   }
@@ -333,15 +368,30 @@ export function topBm25f(
   let ne = 0;
   let postings = 0;
   let scored = 0;
-  const { contrib, hit } = s;
+  const { contrib, hit, blk, bno } = s;
   const docsOf = s.docs;
   const tfwOf = s.tfw;
+  /** Moves list l (read by block) to block b (read if it is not): its positions start at 0. */
+  const toBlock = (l: number, b: number, ahead: number) => {
+    const list = blk[l]!.block(b, ahead);
+    bno[l] = b;
+    docsOf[l] = list.docs;
+    tfwOf[l] = list.tfw;
+    s.cur[l] = 0;
+    s.end[l] = list.docs.length;
+  };
   for (;;) {
-    // The next document: the smallest current document of the essential lists.
+    // The next document: the smallest current document of the essential lists (a list read by
+    // block whose block is used up moves to its next one, reading a run of blocks ahead).
     let d = 0x7fffffff;
     for (let j = ne; j < m; j++) {
       const l = order[j];
-      if (s.cur[l] < s.end[l] && docsOf[l][s.cur[l]] < d) d = docsOf[l][s.cur[l]];
+      if (s.cur[l] === s.end[l]) {
+        const b = blk[l];
+        if (b === null || bno[l] + 1 >= b.last.length) continue;
+        toBlock(l, bno[l] + 1, RUN_AHEAD);
+      }
+      if (docsOf[l][s.cur[l]] < d) d = docsOf[l][s.cur[l]];
     }
     if (d === 0x7fffffff) break;
     let partial = 0;
@@ -365,6 +415,27 @@ export function topBm25f(
         break;
       }
       const l = order[j];
+      const b = blk[l];
+      if (b !== null) {
+        // The block that may hold d, from the skip table; its largest weight bounds what the
+        // list can add (a block it cannot matter in is not read).
+        let at = bno[l] < 0 ? 0 : bno[l];
+        const nb = b.last.length;
+        if (at < nb && b.last[at] < d) at = seekBlock(b.last, at + 1, nb, d);
+        if (at >= nb) {
+          // Used up: no later document is in it.
+          bno[l] = nb;
+          docsOf[l] = EMPTY_DOCS;
+          tfwOf[l] = EMPTY_TFW;
+          s.cur[l] = s.end[l] = 0;
+          continue;
+        }
+        if (!mayEnter(partial + s.weight[l] * b.max[at] + s.prefix[j], threshold)) {
+          dropped = true;
+          break;
+        }
+        if (at !== bno[l]) toBlock(l, at, 0);
+      }
       const i = seek(docsOf[l], s.cur[l], s.end[l], d);
       s.cur[l] = i;
       postings++;
@@ -395,6 +466,7 @@ export function topBm25f(
   // The lists are not kept past the query (a paged index's may be evicted from its cache).
   docsOf.fill(EMPTY_DOCS, 0, m);
   tfwOf.fill(EMPTY_TFW, 0, m);
+  blk.fill(null, 0, m);
   if (stats) {
     stats.postings += postings;
     stats.scored += scored;
@@ -413,6 +485,30 @@ const MARGIN = 1e-9;
 const mayEnter = (bound: number, threshold: number) => bound * (1 + MARGIN) >= threshold;
 /** Whether lists whose bounds sum to `sum` cannot lift a document past the k-th score alone. */
 const mayNotMatter = (sum: number, threshold: number) => sum * (1 + MARGIN) < threshold;
+
+/** Blocks read ahead in one read when MaxScore walks a list read by block (an essential list). */
+const RUN_AHEAD = 7;
+
+/** The first block in last[from..end) whose last document is >= d, or end (galloping, then binary search). */
+function seekBlock(last: Float64Array, from: number, end: number, d: number): number {
+  if (from >= end || last[from] >= d) return from;
+  let step = 1;
+  let lo = from;
+  let hi = from + 1;
+  while (hi < end && last[hi] < d) {
+    lo = hi;
+    step *= 2;
+    hi = Math.min(end, hi + step);
+  }
+  let a = lo + 1;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >> 1;
+    if (last[mid] < d) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
 
 /** The first position in docs[from..end) holding a document >= d (galloping, then binary search). */
 function seek(docs: Int32Array, from: number, end: number, d: number): number {
@@ -495,6 +591,9 @@ export class TopKScratch {
   hit = new Uint8Array(0);
   docs: Int32Array[] = [];
   tfw: Float64Array[] = [];
+  /** Each list's blocks when read by block (null: its arrays are whole), and its current block. */
+  blk: Array<BlockedPostings | null> = [];
+  bno = new Int32Array(0);
   heap: Heap = { doc: new Int32Array(0), score: new Float64Array(0) };
 
   reserve(terms: number, k: number): this {
@@ -508,10 +607,12 @@ export class TopKScratch {
       this.prefix = new Float64Array(terms + 1);
       this.contrib = new Float64Array(terms);
       this.hit = new Uint8Array(terms);
+      this.bno = new Int32Array(terms);
     }
     while (this.docs.length < terms) {
       this.docs.push(EMPTY_DOCS);
       this.tfw.push(EMPTY_TFW);
+      this.blk.push(null);
     }
     if (this.heap.doc.length < k) this.heap = { doc: new Int32Array(k), score: new Float64Array(k) };
     return this;
