@@ -18,6 +18,13 @@
  *     array of the index part, as are the terms' upper bounds for MaxScore) and kept in a small
  *     cache of the segment's (POSTINGS_CACHE_BYTES). The index part, read whole when the segment
  *     is opened, no longer holds the postings, by far the largest arrays of a large library.
+ *     Format 3: a long list (more than `block` postings, POSTINGS_BLOCK when written by the store)
+ *     is also read by block: its skip table (each block's last document, largest weight and
+ *     crc32; in the postings part, one read per list, checked by a crc32 of the index part) lets
+ *     MaxScore (core/search/bm25f.ts topBm25f) read only the blocks it lands in, and skip a
+ *     block whose largest weight cannot lift the document it probes. Blocks are checked one by
+ *     one when read and kept in the same cache. A whole-list read (every touched section scored:
+ *     libraries below the candidate threshold) reads and checks the list as before.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
@@ -369,6 +376,7 @@ export async function writeSegment(
  * and keeps the file open to read snippets from. Throws SegmentError (missing, old-format,
  * corrupt) when it cannot be used. `anyParams`: a segment of other search parameters is opened
  * too, only to read its snippets (a store without another copy of them rebuilds it from those).
+ * `candidates`: the index's candidate limits (core/search/lexical-index.ts; tests lower them).
  */
 export function openSegment(
   path: string,
