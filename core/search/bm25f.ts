@@ -389,7 +389,8 @@ export function topBm25f(
       if (s.cur[l] === s.end[l]) {
         const b = blk[l];
         if (b === null || bno[l] + 1 >= b.last.length) continue;
-        toBlock(l, bno[l] + 1, RUN_AHEAD);
+        // Read ahead as far as the walk has gone (doubling), so a list walked whole takes few reads.
+        toBlock(l, bno[l] + 1, Math.min(MAX_AHEAD, Math.max(RUN_AHEAD, bno[l] + 1)));
       }
       if (docsOf[l][s.cur[l]] < d) d = docsOf[l][s.cur[l]];
     }
@@ -488,6 +489,7 @@ const mayNotMatter = (sum: number, threshold: number) => sum * (1 + MARGIN) < th
 
 /** Blocks read ahead in one read when MaxScore walks a list read by block (an essential list). */
 const RUN_AHEAD = 7;
+const MAX_AHEAD = 255;
 
 /** The first block in last[from..end) whose last document is >= d, or end (galloping, then binary search). */
 function seekBlock(last: Float64Array, from: number, end: number, d: number): number {
