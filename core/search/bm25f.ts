@@ -126,10 +126,16 @@ export interface BlockedPostings {
   /** Each block's largest tfw (an upper bound of what it adds, as the term's bound is). */
   readonly max: Float64Array;
   /**
-   * Block b's postings; when it is not read yet, it is read with up to `ahead` following blocks
-   * not read yet (one read for a run), each checked on its own.
+   * The run of blocks holding block b (read with up to `ahead` following blocks, or its
+   * neighbours, when not read yet: one read for a run, each block checked on its own).
    */
-  block(b: number, ahead: number): PostingList;
+  block(b: number, ahead: number): PostingRun;
+}
+
+/** Consecutive blocks of a list read together: blocks first..first+blocks-1, block k's postings from (k - first) x size. */
+export interface PostingRun extends PostingList {
+  first: number;
+  blocks: number;
 }
 
 /** One term's postings: documents ascending, their saturated weights. */
@@ -337,9 +343,10 @@ export function topBm25f(
     s.bound[m] = w * bounds[no];
     const blocked = index.blocked?.(no);
     if (blocked) {
-      // Read by block: cur and end are positions in block bno (none read yet: bno -1).
+      // Read by block: cur and end are positions in the run of blocks bfirst..bno (none read yet: bno -1).
       s.blk[m] = blocked;
       s.bno[m] = -1;
+      s.bfirst[m] = 0;
       s.docs[m] = EMPTY_DOCS;
       s.tfw[m] = EMPTY_TFW;
       s.cur[m] = 0;
@@ -368,17 +375,19 @@ export function topBm25f(
   let ne = 0;
   let postings = 0;
   let scored = 0;
-  const { contrib, hit, blk, bno } = s;
+  const { contrib, hit, blk, bno, bfirst } = s;
   const docsOf = s.docs;
   const tfwOf = s.tfw;
-  /** Moves list l (read by block) to block b (read if it is not): its positions start at 0. */
+  /** Moves list l (read by block) to block b (read if it is not), in the run of blocks holding it. */
   const toBlock = (l: number, b: number, ahead: number) => {
-    const list = blk[l]!.block(b, ahead);
-    bno[l] = b;
-    docsOf[l] = list.docs;
-    tfwOf[l] = list.tfw;
-    s.cur[l] = 0;
-    s.end[l] = list.docs.length;
+    const bl = blk[l]!;
+    const run = bl.block(b, ahead);
+    bfirst[l] = run.first;
+    bno[l] = run.first + run.blocks - 1;
+    docsOf[l] = run.docs;
+    tfwOf[l] = run.tfw;
+    s.cur[l] = (b - run.first) * bl.size;
+    s.end[l] = run.docs.length;
   };
   for (;;) {
     // The next document: the smallest current document of the essential lists (a list read by
@@ -420,7 +429,8 @@ export function topBm25f(
       if (b !== null) {
         // The block that may hold d, from the skip table; its largest weight bounds what the
         // list can add (a block it cannot matter in is not read).
-        let at = bno[l] < 0 ? 0 : bno[l];
+        // The block holding the list's current position.
+        let at = bno[l] < 0 ? 0 : s.cur[l] < s.end[l] ? bfirst[l] + Math.floor(s.cur[l] / b.size) : bno[l];
         const nb = b.last.length;
         if (at < nb && b.last[at] < d) at = seekBlock(b.last, at + 1, nb, d);
         if (at >= nb) {
@@ -435,7 +445,12 @@ export function topBm25f(
           dropped = true;
           break;
         }
-        if (at !== bno[l]) toBlock(l, at, 0);
+        if (bno[l] < 0 || at > bno[l]) toBlock(l, at, 0);
+        else {
+          // In the run already read: from the block's start at the earliest.
+          const from = (at - bfirst[l]) * b.size;
+          if (from > s.cur[l]) s.cur[l] = from;
+        }
       }
       const i = seek(docsOf[l], s.cur[l], s.end[l], d);
       s.cur[l] = i;
@@ -596,6 +611,7 @@ export class TopKScratch {
   /** Each list's blocks when read by block (null: its arrays are whole), and its current block. */
   blk: Array<BlockedPostings | null> = [];
   bno = new Int32Array(0);
+  bfirst = new Int32Array(0);
   heap: Heap = { doc: new Int32Array(0), score: new Float64Array(0) };
 
   reserve(terms: number, k: number): this {
@@ -610,6 +626,7 @@ export class TopKScratch {
       this.contrib = new Float64Array(terms);
       this.hit = new Uint8Array(terms);
       this.bno = new Int32Array(terms);
+      this.bfirst = new Int32Array(terms);
     }
     while (this.docs.length < terms) {
       this.docs.push(EMPTY_DOCS);

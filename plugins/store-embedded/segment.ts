@@ -34,7 +34,7 @@ import { crc32 } from 'node:zlib';
 import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
 import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
-import { termUpperBounds, type BlockedPostings, type Bm25fData, type PostingList } from '../../core/search/bm25f.ts';
+import { termUpperBounds, type BlockedPostings, type Bm25fData, type PostingList, type PostingRun } from '../../core/search/bm25f.ts';
 import { positionFinder, type IndexData, type Ragged } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type CandidateLimits, type LexicalIndex } from '../../core/search/lexical-index.ts';
 import { writeFileAtomic } from './atomic-write.ts';
@@ -520,7 +520,7 @@ export function openSegment(
             throw new SegmentError('corrupt', `segment file ${path}: the skip table of term ${t} (${view}) is damaged`);
           }
           const crcs = table.subarray(2 * nb);
-          const blocks: Array<PostingList | undefined> = new Array(nb);
+          const blocks: Array<PostingRun | undefined> = new Array(nb);
           const list: BlockedPostings = {
             size,
             last: table.subarray(0, nb),
@@ -557,8 +557,9 @@ export function openSegment(
                 if (crc32(tfwBytes.subarray(8 * lo, 8 * hi), crc32(docBytes.subarray(4 * lo, 4 * hi))) !== crcs[k]) {
                   throw new SegmentError('corrupt', `segment file ${path}: block ${k} of the postings of term ${t} (${view}) is damaged`);
                 }
-                blocks[k] = { docs: docs.subarray(lo, hi), tfw: tfw.subarray(lo, hi) };
               }
+              const run: PostingRun = { docs, tfw, first: b, blocks: e - b };
+              for (let k = b; k < e; k++) blocks[k] = run;
               postingCache.grow(key, list, docBytes.length + tfwBytes.length + 64 * (e - b));
               return blocks[asked]!;
             },

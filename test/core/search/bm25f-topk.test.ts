@@ -222,10 +222,13 @@ function blockedOf(index: Bm25fData, t: number, size: number, read: Set<string>)
     max,
     block(b, ahead) {
       assert.ok(b >= 0 && b < nb && ahead >= 0);
-      read.add(`${t}:${b}`);
-      const from = lo + b * size;
-      const to = lo + Math.min(n, (b + 1) * size);
-      return { docs: index.docs.slice(from, to), tfw: index.tfw.slice(from, to) };
+      // Runs as a segment reads them: sometimes from the block before, up to `ahead` blocks past.
+      const first = b > 0 && b % 3 === 1 ? b - 1 : b;
+      const blocks = Math.min(nb - first, b - first + 1 + (b % 2 === 0 ? Math.min(ahead, 3) : 0));
+      for (let k = first; k < first + blocks; k++) read.add(`${t}:${k}`);
+      const from = lo + first * size;
+      const to = lo + Math.min(n, (first + blocks) * size);
+      return { docs: index.docs.slice(from, to), tfw: index.tfw.slice(from, to), first, blocks };
     },
   };
 }
