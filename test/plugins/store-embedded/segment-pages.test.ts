@@ -85,7 +85,7 @@ test('koa with candidates read by block answers as the whole index in memory wit
       { minSections: 0, sections: 40, parents: 20, pages: 10 },
       { minSections: 0, sections: 200, parents: 100, pages: 50 },
     ]) {
-      const paged = openSegment(file, 'koa', DEFAULT_BM25, written.checksum, false, limits);
+      const paged = openSegment(file, 'koa', DEFAULT_BM25, written.checksum, false, { candidates: limits, readWholeMax: 0 });
       const whole = openLexicalIndex(data, DEFAULT_BM25, undefined, limits);
       const wholeSegment = { ...memorySegment('koa', data, snippets, DEFAULT_BM25), index: whole };
       try {
@@ -109,7 +109,7 @@ test('a damaged block of a long list is found by the query that reads it (Segmen
     const { snippets, data, written, file } = await koaSegment(dir);
     const limits = { minSections: 0, sections: 40, parents: 20, pages: 10 };
     const question = 'how do I write middleware';
-    const good = openSegment(file, 'koa', DEFAULT_BM25, written.checksum, false, limits);
+    const good = openSegment(file, 'koa', DEFAULT_BM25, written.checksum, false, { candidates: limits, readWholeMax: 0 });
     const want = good.index.search(question, 20);
     good.close();
     // The longest section list among the question's words: damage a weight in its last block.
@@ -128,7 +128,7 @@ test('a damaged block of a long list is found by the query that reads it (Segmen
     const damaged = Buffer.from(bytes);
     damaged[postingsBase + tfw.offset + 8 * at + 7] ^= 0x01;
     writeFileSync(file, damaged);
-    const paged = openSegment(file, 'koa', DEFAULT_BM25, written.checksum, false, limits);
+    const paged = openSegment(file, 'koa', DEFAULT_BM25, written.checksum, false, { candidates: limits, readWholeMax: 0 });
     try {
       // A question with a rare word only does not read the damaged list.
       assert.doesNotThrow(() => paged.index.search('koa-compose', 10));
@@ -142,7 +142,7 @@ test('a damaged block of a long list is found by the query that reads it (Segmen
     // Rebuilt (as the store does from the build's pack): the same bytes, the same answers.
     const again = await writeSegment(dir, 'koa', data, snippets, DEFAULT_BM25, BLOCK);
     assert.deepEqual(readFileSync(file), bytes);
-    const fresh = openSegment(join(dir, again.file), 'koa', DEFAULT_BM25, again.checksum, false, limits);
+    const fresh = openSegment(join(dir, again.file), 'koa', DEFAULT_BM25, again.checksum, false, { candidates: limits, readWholeMax: 0 });
     try {
       assert.deepEqual(fresh.index.search(question, 20), want);
     } finally {
