@@ -107,35 +107,6 @@ export interface Bm25fData {
    * `start[t+1] - start[t]` of them; `docs` and `tfw` are empty then.
    */
   postings?: (t: number) => PostingList;
-  /**
-   * A long list read by block (a segment read by pages): term t's postings in blocks with a skip
-   * table, or undefined when the list is short (read whole with `postings`). topBm25f reads only
-   * the blocks it lands in.
-   */
-  blocked?: (t: number) => BlockedPostings | undefined;
-}
-
-/**
- * One term's postings cut in blocks of `size` postings (the last one shorter), with a skip table:
- * each block's last document and largest saturated weight. Documents ascend across blocks.
- */
-export interface BlockedPostings {
-  readonly size: number;
-  /** Each block's last (largest) document. */
-  readonly last: Float64Array;
-  /** Each block's largest tfw (an upper bound of what it adds, as the term's bound is). */
-  readonly max: Float64Array;
-  /**
-   * The run of blocks holding block b (read with up to `ahead` following blocks, or its
-   * neighbours, when not read yet: one read for a run, each block checked on its own).
-   */
-  block(b: number, ahead: number): PostingRun;
-}
-
-/** Consecutive blocks of a list read together: blocks first..first+blocks-1, block k's postings from (k - first) x size. */
-export interface PostingRun extends PostingList {
-  first: number;
-  blocks: number;
 }
 
 /** One term's postings: documents ascending, their saturated weights. */
@@ -341,24 +312,11 @@ export function topBm25f(
     s.query[m] = q;
     s.weight[m] = w;
     s.bound[m] = w * bounds[no];
-    const blocked = index.blocked?.(no);
-    if (blocked) {
-      // Read by block: cur and end are positions in the run of blocks bfirst..bno (none read yet: bno -1).
-      s.blk[m] = blocked;
-      s.bno[m] = -1;
-      s.bfirst[m] = 0;
-      s.docs[m] = EMPTY_DOCS;
-      s.tfw[m] = EMPTY_TFW;
-      s.cur[m] = 0;
-      s.end[m] = 0;
-    } else {
-      const list = postingList(index, no);
-      s.blk[m] = null;
-      s.docs[m] = list.docs;
-      s.tfw[m] = list.tfw;
-      s.cur[m] = 0;
-      s.end[m] = list.docs.length;
-    }
+    const list = postingList(index, no);
+    s.docs[m] = list.docs;
+    s.tfw[m] = list.tfw;
+    s.cur[m] = 0;
+    s.end[m] = list.docs.length;
     s.order[m] = m;
     m++;
   }
@@ -375,33 +333,15 @@ export function topBm25f(
   let ne = 0;
   let postings = 0;
   let scored = 0;
-  const { contrib, hit, blk, bno, bfirst } = s;
+  const { contrib, hit } = s;
   const docsOf = s.docs;
   const tfwOf = s.tfw;
-  /** Moves list l (read by block) to block b (read if it is not), in the run of blocks holding it. */
-  const toBlock = (l: number, b: number, ahead: number) => {
-    const bl = blk[l]!;
-    const run = bl.block(b, ahead);
-    bfirst[l] = run.first;
-    bno[l] = run.first + run.blocks - 1;
-    docsOf[l] = run.docs;
-    tfwOf[l] = run.tfw;
-    s.cur[l] = (b - run.first) * bl.size;
-    s.end[l] = run.docs.length;
-  };
   for (;;) {
-    // The next document: the smallest current document of the essential lists (a list read by
-    // block whose block is used up moves to its next one, reading a run of blocks ahead).
+    // The next document: the smallest current document of the essential lists.
     let d = 0x7fffffff;
     for (let j = ne; j < m; j++) {
       const l = order[j];
-      if (s.cur[l] === s.end[l]) {
-        const b = blk[l];
-        if (b === null || bno[l] + 1 >= b.last.length) continue;
-        // Read ahead as far as the walk has gone (doubling), so a list walked whole takes few reads.
-        toBlock(l, bno[l] + 1, Math.min(MAX_AHEAD, Math.max(RUN_AHEAD, bno[l] + 1)));
-      }
-      if (docsOf[l][s.cur[l]] < d) d = docsOf[l][s.cur[l]];
+      if (s.cur[l] < s.end[l] && docsOf[l][s.cur[l]] < d) d = docsOf[l][s.cur[l]];
     }
     if (d === 0x7fffffff) break;
     let partial = 0;
@@ -425,33 +365,6 @@ export function topBm25f(
         break;
       }
       const l = order[j];
-      const b = blk[l];
-      if (b !== null) {
-        // The block that may hold d, from the skip table; its largest weight bounds what the
-        // list can add (a block it cannot matter in is not read).
-        // The block holding the list's current position.
-        let at = bno[l] < 0 ? 0 : s.cur[l] < s.end[l] ? bfirst[l] + Math.floor(s.cur[l] / b.size) : bno[l];
-        const nb = b.last.length;
-        if (at < nb && b.last[at] < d) at = seekBlock(b.last, at + 1, nb, d);
-        if (at >= nb) {
-          // Used up: no later document is in it.
-          bno[l] = nb;
-          docsOf[l] = EMPTY_DOCS;
-          tfwOf[l] = EMPTY_TFW;
-          s.cur[l] = s.end[l] = 0;
-          continue;
-        }
-        if (!mayEnter(partial + s.weight[l] * b.max[at] + s.prefix[j], threshold)) {
-          dropped = true;
-          break;
-        }
-        if (bno[l] < 0 || at > bno[l]) toBlock(l, at, 0);
-        else {
-          // In the run already read: from the block's start at the earliest.
-          const from = (at - bfirst[l]) * b.size;
-          if (from > s.cur[l]) s.cur[l] = from;
-        }
-      }
       const i = seek(docsOf[l], s.cur[l], s.end[l], d);
       s.cur[l] = i;
       postings++;
@@ -482,7 +395,6 @@ export function topBm25f(
   // The lists are not kept past the query (a paged index's may be evicted from its cache).
   docsOf.fill(EMPTY_DOCS, 0, m);
   tfwOf.fill(EMPTY_TFW, 0, m);
-  blk.fill(null, 0, m);
   if (stats) {
     stats.postings += postings;
     stats.scored += scored;
@@ -501,31 +413,6 @@ const MARGIN = 1e-9;
 const mayEnter = (bound: number, threshold: number) => bound * (1 + MARGIN) >= threshold;
 /** Whether lists whose bounds sum to `sum` cannot lift a document past the k-th score alone. */
 const mayNotMatter = (sum: number, threshold: number) => sum * (1 + MARGIN) < threshold;
-
-/** Blocks read ahead in one read when MaxScore walks a list read by block (an essential list). */
-const RUN_AHEAD = 7;
-const MAX_AHEAD = 255;
-
-/** The first block in last[from..end) whose last document is >= d, or end (galloping, then binary search). */
-function seekBlock(last: Float64Array, from: number, end: number, d: number): number {
-  if (from >= end || last[from] >= d) return from;
-  let step = 1;
-  let lo = from;
-  let hi = from + 1;
-  while (hi < end && last[hi] < d) {
-    lo = hi;
-    step *= 2;
-    hi = Math.min(end, hi + step);
-  }
-  let a = lo + 1;
-  let b = hi;
-  while (a < b) {
-    const mid = (a + b) >> 1;
-    if (last[mid] < d) a = mid + 1;
-    else b = mid;
-  }
-  return a;
-}
 
 /** The first position in docs[from..end) holding a document >= d (galloping, then binary search). */
 function seek(docs: Int32Array, from: number, end: number, d: number): number {
@@ -608,10 +495,6 @@ export class TopKScratch {
   hit = new Uint8Array(0);
   docs: Int32Array[] = [];
   tfw: Float64Array[] = [];
-  /** Each list's blocks when read by block (null: its arrays are whole), and its current block. */
-  blk: Array<BlockedPostings | null> = [];
-  bno = new Int32Array(0);
-  bfirst = new Int32Array(0);
   heap: Heap = { doc: new Int32Array(0), score: new Float64Array(0) };
 
   reserve(terms: number, k: number): this {
@@ -625,13 +508,10 @@ export class TopKScratch {
       this.prefix = new Float64Array(terms + 1);
       this.contrib = new Float64Array(terms);
       this.hit = new Uint8Array(terms);
-      this.bno = new Int32Array(terms);
-      this.bfirst = new Int32Array(terms);
     }
     while (this.docs.length < terms) {
       this.docs.push(EMPTY_DOCS);
       this.tfw.push(EMPTY_TFW);
-      this.blk.push(null);
     }
     if (this.heap.doc.length < k) this.heap = { doc: new Int32Array(k), score: new Float64Array(k) };
     return this;

@@ -18,13 +18,6 @@
  *     array of the index part, as are the terms' upper bounds for MaxScore) and kept in a small
  *     cache of the segment's (POSTINGS_CACHE_BYTES). The index part, read whole when the segment
  *     is opened, no longer holds the postings, by far the largest arrays of a large library.
- *     Format 3: a long list (more than `block` postings, POSTINGS_BLOCK when written by the store)
- *     is also read by block: its skip table (each block's last document, largest weight and
- *     crc32; in the postings part, one read per list, checked by a crc32 of the index part) lets
- *     MaxScore (core/search/bm25f.ts topBm25f) read only the blocks it lands in, and skip a
- *     block whose largest weight cannot lift the document it probes. Blocks are checked one by
- *     one when read and kept in the same cache. A whole-list read (every touched section scored:
- *     libraries below the candidate threshold) reads and checks the list as before.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
@@ -34,24 +27,14 @@ import { crc32 } from 'node:zlib';
 import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
 import { assembleRanked, type ContextSnippet, type RankedHit } from '../../core/context-assembly.ts';
 import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
-import { termUpperBounds, type BlockedPostings, type Bm25fData, type PostingList, type PostingRun } from '../../core/search/bm25f.ts';
+import { termUpperBounds, type Bm25fData, type PostingList } from '../../core/search/bm25f.ts';
 import { positionFinder, type IndexData, type Ragged } from '../../core/search/index-data.ts';
-import { openLexicalIndex, type Bm25Params, type CandidateLimits, type LexicalIndex } from '../../core/search/lexical-index.ts';
+import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
 import { writeFileAtomic } from './atomic-write.ts';
 
 export const SEGMENT_MAGIC = 'RDKSEG\r\n';
 /** The format this code writes and reads; a file of another format is rebuilt. */
-export const SEGMENT_FORMAT = 3;
-/** Postings a block of a long list holds (format 3): MaxScore reads the blocks it lands in. */
-export const POSTINGS_BLOCK = 128;
-/**
- * Lists of at most this many postings are read whole even when they have a skip table: reading
- * 200 KiB costs less than the reads of its blocks (measured at 200,000 snippets, where most lists
- * MaxScore reads are walked whole anyway).
- */
-export const READ_WHOLE_MAX = 16 * 1024;
-/** Blocks of a long list read together when one of them is asked for (aligned groups). */
-const READ_GROUP = 8;
+export const SEGMENT_FORMAT = 2;
 /** Bytes of term postings a segment keeps read (least recently used out); counted in its `bytes`. */
 export const POSTINGS_CACHE_BYTES = 16 * 1024 * 1024;
 /** The BM25F views whose postings lie in the postings part. */
@@ -167,8 +150,6 @@ interface Meta {
   terms: string[];
   pagePaths: string[];
   n: { bm25: number; parentBm25: number; pageBm25: number };
-  /** Postings a block of a long list holds (format 3). */
-  block: number;
   arrays: Array<{ name: string; kind: ArrayKind; offset: number; length: number }>;
   /** Arrays of the postings part: offsets from its start. */
   paged: Array<{ name: string; kind: ArrayKind; offset: number; length: number }>;
@@ -182,47 +163,6 @@ function rowCrcs(start: Int32Array, items: Typed): Uint32Array {
   const width = items.BYTES_PER_ELEMENT;
   for (let k = 0; k < rows; k++) out[k] = crc32(bytes.subarray(width * start[k], width * start[k + 1]));
   return out;
-}
-
-/**
- * The skip tables of a view's long lists (more than POSTINGS_BLOCK postings): `long` the terms
- * (ascending), `lblock[i]` the first block of long term i (blocks numbered over the view), `skip`
- * per long term its blocks' last documents, then their largest weights, then their crc32s (each
- * over the block's documents' bytes then its weights' bytes), all as f64 (exact: documents and
- * crc32s are below 2^32), so one read gives a term's table; `lcrc[i]` the crc32 of term i's part
- * of `skip`.
- */
-function skipTables(b: Bm25fData, block: number): { long: Int32Array; lblock: Int32Array; lcrc: Uint32Array; skip: Float64Array } {
-  const terms = b.start.length - 1;
-  const longTerms: number[] = [];
-  for (let t = 0; t < terms; t++) if (b.start[t + 1] - b.start[t] > block) longTerms.push(t);
-  const long = Int32Array.from(longTerms);
-  const lblock = new Int32Array(long.length + 1);
-  for (let i = 0; i < long.length; i++) {
-    const n = b.start[long[i] + 1] - b.start[long[i]];
-    lblock[i + 1] = lblock[i] + Math.ceil(n / block);
-  }
-  const skip = new Float64Array(3 * lblock[long.length]);
-  const lcrc = new Uint32Array(long.length);
-  const docBytes = new Uint8Array(b.docs.buffer, b.docs.byteOffset, b.docs.byteLength);
-  const tfwBytes = new Uint8Array(b.tfw.buffer, b.tfw.byteOffset, b.tfw.byteLength);
-  for (let i = 0; i < long.length; i++) {
-    const lo = b.start[long[i]];
-    const hi = b.start[long[i] + 1];
-    const nb = lblock[i + 1] - lblock[i];
-    const at = 3 * lblock[i];
-    for (let k = 0; k < nb; k++) {
-      const from = lo + k * block;
-      const to = Math.min(hi, from + block);
-      let max = 0;
-      for (let x = from; x < to; x++) if (b.tfw[x] > max) max = b.tfw[x];
-      skip[at + k] = b.docs[to - 1];
-      skip[at + nb + k] = max;
-      skip[at + 2 * nb + k] = crc32(tfwBytes.subarray(8 * from, 8 * to), crc32(docBytes.subarray(4 * from, 4 * to)));
-    }
-    lcrc[i] = crc32(new Uint8Array(skip.buffer, 8 * at, 8 * 3 * nb));
-  }
-  return { long, lblock, lcrc, skip };
 }
 
 /** Each term's crc32 over its documents' bytes then its weights' bytes. */
@@ -245,13 +185,7 @@ const align8 = (n: number) => (n + 7) & ~7;
  * The bytes of a segment file, as chunks written one after another. `snippets` in the order the
  * index numbers them (data.ids).
  */
-export function encodeSegment(
-  data: IndexData,
-  snippets: readonly StoredSnippet[],
-  params: Bm25Params,
-  block = POSTINGS_BLOCK,
-): { chunks: Uint8Array[]; checksum: string; size: number } {
-  if (!Number.isInteger(block) || block < 1) throw new Error(`encodeSegment: a block of ${block} postings`);
+export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[], params: Bm25Params): { chunks: Uint8Array[]; checksum: string; size: number } {
   if (snippets.length !== data.ids.length) throw new Error('encodeSegment: the snippets do not match the index.');
   const records = snippets.map((s) => Buffer.from(JSON.stringify(s)));
   const snipStart = new Float64Array(records.length + 1);
@@ -270,11 +204,6 @@ export function encodeSegment(
     delete arrays[`${view}.tfw`];
     arrays[`${view}.ub`] = termUpperBounds(b);
     arrays[`${view}.crc`] = termCrcs(b);
-    const { long, lblock, lcrc, skip } = skipTables(b, block);
-    arrays[`${view}.long`] = long;
-    arrays[`${view}.lblock`] = lblock;
-    arrays[`${view}.lcrc`] = lcrc;
-    pagedArrays[`${view}.skip`] = skip;
   }
   for (const name of PAGED_ROWS) {
     const items = arrays[rowItems(name)];
@@ -293,7 +222,6 @@ export function encodeSegment(
     terms: data.terms,
     pagePaths: data.pagePaths,
     n: { bm25: data.bm25.n, parentBm25: data.parentBm25.n, pageBm25: data.pageBm25.n },
-    block,
     arrays: [],
     paged,
   };
@@ -370,10 +298,9 @@ export async function writeSegment(
   data: IndexData,
   snippets: readonly StoredSnippet[],
   params: Bm25Params,
-  block = POSTINGS_BLOCK,
 ): Promise<{ file: string; checksum: string; format: number; size: number }> {
   await mkdir(dir, { recursive: true });
-  const { chunks, checksum, size } = encodeSegment(data, snippets, params, block);
+  const { chunks, checksum, size } = encodeSegment(data, snippets, params);
   const file = segmentFileName(buildId);
   await writeFileAtomic(join(dir, file), chunks);
   return { file, checksum, format: SEGMENT_FORMAT, size };
@@ -384,18 +311,8 @@ export async function writeSegment(
  * and keeps the file open to read snippets from. Throws SegmentError (missing, old-format,
  * corrupt) when it cannot be used. `anyParams`: a segment of other search parameters is opened
  * too, only to read its snippets (a store without another copy of them rebuilds it from those).
- * `options.candidates`: the index's candidate limits (core/search/lexical-index.ts; tests lower
- * them); `options.readWholeMax`: lists of at most this many postings are read whole, not by block.
  */
-export function openSegment(
-  path: string,
-  buildId: string,
-  params: Bm25Params,
-  expectedChecksum: string | null,
-  anyParams = false,
-  options: { candidates?: CandidateLimits; readWholeMax?: number } = {},
-): ServedSegment {
-  const { candidates, readWholeMax: wholeMax = READ_WHOLE_MAX } = options;
+export function openSegment(path: string, buildId: string, params: Bm25Params, expectedChecksum: string | null, anyParams = false): ServedSegment {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -486,98 +403,6 @@ export function openSegment(
           return list;
         };
       },
-      blocked(view, meta, arrays) {
-        const start = arrays[`${view}.start`];
-        const long = arrays[`${view}.long`] as Int32Array | undefined;
-        const lblock = arrays[`${view}.lblock`] as Int32Array | undefined;
-        const lcrc = arrays[`${view}.lcrc`] as Uint32Array | undefined;
-        if (!long || !lblock || !lcrc || lblock.length !== long.length + 1 || lcrc.length !== long.length) {
-          throw new SegmentError('corrupt', `segment file ${path}: the skip tables of ${view} are not described`);
-        }
-        const total = start[start.length - 1];
-        const docsAt = pagedEntry(meta, `${view}.docs`, 'i32', total);
-        const tfwAt = pagedEntry(meta, `${view}.tfw`, 'f64', total);
-        const skipAt = pagedEntry(meta, `${view}.skip`, 'f64', 3 * lblock[long.length]);
-        const size = meta.block;
-        if (!Number.isInteger(size) || size < 1) throw new SegmentError('corrupt', `segment file ${path}: its block size is not described`);
-        return (t: number): BlockedPostings | undefined => {
-          // Long lists only (the others are read whole).
-          let lo = 0;
-          let hi = long.length - 1;
-          let li = -1;
-          while (lo <= hi) {
-            const mid = (lo + hi) >> 1;
-            if (long[mid] === t) {
-              li = mid;
-              break;
-            }
-            if (long[mid] < t) lo = mid + 1;
-            else hi = mid - 1;
-          }
-          if (li < 0) return undefined;
-          const first = start[t];
-          const n = start[t + 1] - first;
-          // A list that two reads bring whole costs less read whole than probed by block.
-          if (n <= wholeMax) return undefined;
-          const key = `${view}\u0001${t}`;
-          const cached = postingCache.get(key) as BlockedPostings | undefined;
-          if (cached) return cached;
-          const nb = lblock[li + 1] - lblock[li];
-          if (n <= size || nb !== Math.ceil(n / size)) throw new SegmentError('corrupt', `segment file ${path}: the skip table of term ${t} (${view}) does not match its postings`);
-          const table = new Float64Array(3 * nb);
-          const tableBytes = new Uint8Array(table.buffer);
-          if (readAt(tableBytes, pbase + skipAt.offset + 24 * lblock[li]) < tableBytes.length || crc32(tableBytes) !== lcrc[li]) {
-            throw new SegmentError('corrupt', `segment file ${path}: the skip table of term ${t} (${view}) is damaged`);
-          }
-          const crcs = table.subarray(2 * nb);
-          const blocks: Array<PostingRun | undefined> = new Array(nb);
-          const list: BlockedPostings = {
-            size,
-            last: table.subarray(0, nb),
-            max: table.subarray(nb, 2 * nb),
-            block(b, ahead) {
-              const have = blocks[b];
-              if (have) return have;
-              const asked = b;
-              // A run of blocks not read yet around b, within its group of READ_GROUP blocks (a
-              // read costs about the same for 1.5 or 12 KiB: probes landing near each other share
-              // one) or up to `ahead` blocks past b: one read of their documents, one of their weights.
-              const groupStart = b - (b % READ_GROUP);
-              let s0 = b;
-              while (s0 > groupStart && !blocks[s0 - 1]) s0--;
-              const limit = Math.min(nb, Math.max(groupStart + READ_GROUP, b + 1 + ahead));
-              let e = b + 1;
-              while (e < limit && !blocks[e]) e++;
-              b = s0;
-              const from = b * size;
-              const count = Math.min(n, e * size) - from;
-              const docs = new Int32Array(count);
-              const tfw = new Float64Array(count);
-              const docBytes = new Uint8Array(docs.buffer);
-              const tfwBytes = new Uint8Array(tfw.buffer);
-              if (
-                readAt(docBytes, pbase + docsAt.offset + 4 * (first + from)) < docBytes.length ||
-                readAt(tfwBytes, pbase + tfwAt.offset + 8 * (first + from)) < tfwBytes.length
-              ) {
-                throw new SegmentError('corrupt', `segment file ${path}: block ${b} of the postings of term ${t} (${view}) is damaged (truncated)`);
-              }
-              for (let k = b; k < e; k++) {
-                const lo = (k - b) * size;
-                const hi = Math.min(count, lo + size);
-                if (crc32(tfwBytes.subarray(8 * lo, 8 * hi), crc32(docBytes.subarray(4 * lo, 4 * hi))) !== crcs[k]) {
-                  throw new SegmentError('corrupt', `segment file ${path}: block ${k} of the postings of term ${t} (${view}) is damaged`);
-                }
-              }
-              const run: PostingRun = { docs, tfw, first: b, blocks: e - b };
-              for (let k = b; k < e; k++) blocks[k] = run;
-              postingCache.grow(key, list, docBytes.length + tfwBytes.length + 64 * (e - b));
-              return blocks[asked]!;
-            },
-          };
-          postingCache.set(key, list, tableBytes.length + 8 * nb + 128);
-          return list;
-        };
-      },
       row(name, meta, arrays) {
         const start = arrays[`${name}.start`];
         const crc = arrays[`${name}.crc`];
@@ -602,7 +427,7 @@ export function openSegment(
       },
     };
     const { data, snipStart, snipCrc } = decodeIndex(index, path, readers);
-    const lexical = openLexicalIndex(data, params, undefined, candidates);
+    const lexical = openLexicalIndex(data, params);
     const ids = data.ids;
     const positionOf = positionFinder(ids);
     const snippets = (wanted: readonly number[]): Array<StoredSnippet | undefined> => {
@@ -692,7 +517,7 @@ export function memorySegment(buildId: string, data: IndexData, snippets: readon
   };
 }
 
-type CachedList = PostingList | BlockedPostings | Int32Array | Uint8Array;
+type CachedList = PostingList | Int32Array | Uint8Array;
 
 /** The term postings and lists a segment has read, least recently used out past `capacity` bytes. */
 class PostingCache {
@@ -721,29 +546,6 @@ class PostingCache {
     }
   }
 
-  /**
-   * More bytes read into a list it holds (a block of a list read by block): counted, and lists
-   * least recently used out past the capacity (not this one). A list no longer held (evicted
-   * while its query read it) is not counted.
-   */
-  grow(key: string, list: CachedList, bytes: number): void {
-    const e = this.lists.get(key);
-    if (!e || e.list !== list) return;
-    e.bytes += bytes;
-    this.used += bytes;
-    if (e.bytes > this.capacity) {
-      this.lists.delete(key);
-      this.used -= e.bytes;
-      return;
-    }
-    for (const [k, x] of this.lists) {
-      if (this.used <= this.capacity) break;
-      if (k === key) continue;
-      this.lists.delete(k);
-      this.used -= x.bytes;
-    }
-  }
-
   clear(): void {
     this.lists.clear();
     this.used = 0;
@@ -752,7 +554,6 @@ class PostingCache {
 
 interface PagedReaders {
   postings(view: PagedView, meta: Meta, arrays: Record<string, Typed>): (t: number) => PostingList;
-  blocked(view: PagedView, meta: Meta, arrays: Record<string, Typed>): (t: number) => BlockedPostings | undefined;
   row(name: PagedRow, meta: Meta, arrays: Record<string, Typed>): (k: number) => Int32Array | Uint8Array;
 }
 
@@ -795,7 +596,6 @@ function decodeIndex(index: Buffer, path: string, paged: PagedReaders): { data: 
       tfw: new Float64Array(0),
       ub,
       postings: paged.postings(name, meta, a),
-      blocked: paged.blocked(name, meta, a),
     };
   };
   const data: IndexData = {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prng as rng } from '../../../scripts/fuzz/requests.ts';
-import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, wholePostings, type BlockedPostings, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
+import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, wholePostings, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { computeIndexData } from '../../../core/search/index-data.ts';
@@ -201,77 +201,4 @@ test('an index whose postings are read by term (a paged segment) scores as the a
     assert.deepEqual(wholePostings(paged).docs, index.docs);
     assert.deepEqual(wholePostings(paged).tfw, index.tfw);
   }
-});
-
-/** Term t's postings in blocks of `size` (a segment's long lists, format 3), counting the blocks read. */
-function blockedOf(index: Bm25fData, t: number, size: number, read: Set<string>): BlockedPostings | undefined {
-  const lo = index.start[t];
-  const n = index.start[t + 1] - lo;
-  if (n <= size) return undefined;
-  const nb = Math.ceil(n / size);
-  const last = new Float64Array(nb);
-  const max = new Float64Array(nb);
-  for (let b = 0; b < nb; b++) {
-    const to = Math.min(n, (b + 1) * size);
-    last[b] = index.docs[lo + to - 1];
-    for (let i = b * size; i < to; i++) max[b] = Math.max(max[b], index.tfw[lo + i]);
-  }
-  return {
-    size,
-    last,
-    max,
-    block(b, ahead) {
-      assert.ok(b >= 0 && b < nb && ahead >= 0);
-      // Runs as a segment reads them: sometimes from the block before, up to `ahead` blocks past.
-      const first = b > 0 && b % 3 === 1 ? b - 1 : b;
-      const blocks = Math.min(nb - first, b - first + 1 + (b % 2 === 0 ? Math.min(ahead, 3) : 0));
-      for (let k = first; k < first + blocks; k++) read.add(`${t}:${k}`);
-      const from = lo + first * size;
-      const to = lo + Math.min(n, (first + blocks) * size);
-      return { docs: index.docs.slice(from, to), tfw: index.tfw.slice(from, to), first, blocks };
-    },
-  };
-}
-
-test('an index whose long lists are read by block (skip table, block bounds) gives the exhaustive top-k to the bit, reading fewer blocks than it holds', () => {
-  const scratch = new TopKScratch();
-  let skipped = 0;
-  let blocks = 0;
-  for (let seed = 1; seed <= 20; seed++) {
-    const random = rng(300 + seed);
-    const vocabulary = 20 + Math.floor(random() * 200);
-    const index = randomIndex(random, 1 + Math.floor(random() * 1500), vocabulary);
-    const size = [1, 2, 4, 16, 128][seed % 5];
-    for (let q = 0; q < 15; q++) {
-      const read = new Set<string>();
-      const paged: Bm25fData = {
-        n: index.n,
-        idf: index.idf,
-        start: index.start,
-        docs: new Int32Array(0),
-        tfw: new Float64Array(0),
-        ub: termUpperBounds(index),
-        postings: (t) => {
-          assert.ok(index.start[t + 1] - index.start[t] <= size, 'a long list is read by block, not whole');
-          return { docs: index.docs.slice(index.start[t], index.start[t + 1]), tfw: index.tfw.slice(index.start[t], index.start[t + 1]) };
-        },
-        blocked: (t) => blockedOf(index, t, size, read),
-      };
-      const terms = Array.from({ length: 1 + Math.floor(random() * 8) }, () => (random() < 0.1 ? -1 : Math.floor(vocabulary * random() ** 2)));
-      if (random() < 0.2) terms.push(terms[0]);
-      const weights = random() < 0.3 ? undefined : terms.map(() => (random() < 0.1 ? 0 : random() * 2));
-      for (const k of [1, 3, 10, 50, index.n]) {
-        read.clear();
-        assert.deepEqual(topBm25f(paged, terms, k, weights, scratch), exhaustive(index, terms, k, weights), `seed ${seed}, query ${q}, k ${k}, block ${size}`);
-        const held = new Set(terms.filter((t, q) => t >= 0 && (!weights || weights[q] > 0) && index.start[t + 1] - index.start[t] > size)).size;
-        const all = [...new Set(terms)].filter((t) => t >= 0).reduce((s, t) => s + (index.start[t + 1] - index.start[t] > size ? Math.ceil((index.start[t + 1] - index.start[t]) / size) : 0), 0);
-        if (held > 0) assert.ok(read.size > 0, 'blocks were read');
-        if (held > 0 && k <= 10) {
-          blocks += all;
-          skipped += all - read.size;
-        }
-      }
-    }
-  }
-  assert.ok(skipped > blocks / 4, `${skipped} of ${blocks} blocks not read`);
 });
