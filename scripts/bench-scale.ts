@@ -3,7 +3,7 @@
  *
  *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--small-snippets 200]
  *                       [--questions 300] [--seed 1] [--chunker]
- *                       [--data-dir DIR] [--keep] [--skip-build]
+ *                       [--data-dir DIR] [--keep] [--skip-build] [--in-process] [--rounds 2]
  *
  * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
  *    prose drawn from a seeded vocabulary with a Zipf distribution (a few words very common, most
@@ -46,6 +46,8 @@ import { launchServer, type LaunchedServer } from './bench/server-process.ts';
 import { benchApiKey } from './bench/api-key.ts';
 import { percentile } from './bench/metrics.ts';
 import { Vocabulary, generatePage, generatePageSnippets, rng } from './bench/scale-docs.ts';
+import { DEFAULT_BM25 } from '../core/search/lexical-index.ts';
+import { assembleFromSegment, openSegment } from '../plugins/store-embedded/segment.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -58,6 +60,8 @@ const { values } = parseArgs({
     'data-dir': { type: 'string' },
     keep: { type: 'boolean', default: false },
     'skip-build': { type: 'boolean', default: false },
+    'in-process': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '2' },
     chunker: { type: 'boolean', default: false },
   },
 });
@@ -306,11 +310,65 @@ async function measure(): Promise<Record<string, unknown>> {
   }
 }
 
+/**
+ * `--in-process` (with `--skip-build` on a built directory): the big library's segment opened in
+ * this process (the store rebuilds it first when its format is not this code's), then `--questions`
+ * generated context questions asked `--rounds` times (`assembleFromSegment`, limit 200, as a
+ * context request), with the CPU time of each question (process.cpuUsage: no HTTP, no other
+ * process) and the process's memory. On this shared machine the CPU per question is the figure
+ * that compares two versions of the reading code; the wall times are the load's.
+ */
+async function measureInProcess(): Promise<Record<string, unknown>> {
+  const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'writer', port: 0 }, logger: createConsoleLogger('warn') });
+  await kernel.open();
+  const tRebuild = performance.now();
+  await kernel.store.search(BIG, '', 'warm up', 1);
+  const storeFirstSearchMs = round(performance.now() - tRebuild);
+  const ref = await kernel.store.segmentFile!(BIG, '');
+  await kernel.close();
+  if (!ref) throw new Error(`${BIG} has no segment file`);
+  const rssBefore = process.memoryUsage().rss;
+  const tOpen = performance.now();
+  const cpuOpen = process.cpuUsage();
+  const segment = openSegment(ref.path, ref.buildId, DEFAULT_BM25, ref.checksum);
+  const openCpu = process.cpuUsage(cpuOpen);
+  const openMs = round(performance.now() - tOpen);
+  const rssOpen = process.memoryUsage().rss;
+  const vocab = new Vocabulary(SEED);
+  const random = rng(SEED + 7);
+  const questions = Array.from({ length: QUESTIONS }, (_, i) => vocab.question(random, 2 + (i % 5)));
+  const rounds: Array<Record<string, unknown>> = [];
+  try {
+    for (let r = 0; r < count('rounds', values.rounds, 1); r++) {
+      const cpu: number[] = [];
+      const wall: number[] = [];
+      for (const q of questions) {
+        const c = process.cpuUsage();
+        const t = performance.now();
+        assembleFromSegment(segment, q, 200, 5000);
+        wall.push(performance.now() - t);
+        const d = process.cpuUsage(c);
+        cpu.push((d.user + d.system) / 1000);
+      }
+      const mean = cpu.reduce((a, b) => a + b, 0) / cpu.length;
+      rounds.push({ cpuMs: { mean: round(mean), p50: round(percentile(cpu, 50)), p90: round(percentile(cpu, 90)), p99: round(percentile(cpu, 99)) }, wallMs: summary(wall), rssMb: round(process.memoryUsage().rss / 1048576) });
+    }
+  } finally {
+    segment.close();
+  }
+  return {
+    bigSegment: bigSegmentParts(),
+    storeFirstSearchMs,
+    open: { ms: openMs, cpuMs: round((openCpu.user + openCpu.system) / 1000), rssAddedMb: round((rssOpen - rssBefore) / 1048576) },
+    rounds,
+  };
+}
+
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const loadBefore = load();
 log(`data directory ${dataDir}`);
 const built = values['skip-build'] ? { skipped: true } : await build();
-const measured = await measure();
+const measured = values['in-process'] ? await measureInProcess() : await measure();
 process.stdout.write(
   `${JSON.stringify({ options: { snippets: SNIPPETS, libraries: LIBRARIES, questions: QUESTIONS, seed: SEED }, loadAverage: { before: loadBefore, after: load() }, build: built, ...measured, totalSeconds: seconds(t0) }, null, 2)}\n`,
 );
