@@ -81,6 +81,13 @@ export interface ServedSegment {
    */
   snippets(ids: readonly number[]): Array<StoredSnippet | undefined>;
   close(): void;
+  /**
+   * Releases the open file and keeps everything decoded (the index, its list cache): reads open
+   * the file each until `resume`. Absent on a segment that holds no file (memorySegment).
+   */
+  park?(): void;
+  /** Holds the file open again after `park`; false when it cannot be (closed, or the file is gone). */
+  resume?(): boolean;
 }
 
 export function segmentFileName(buildId: string): string {
@@ -348,6 +355,8 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     }
     const base = HEADER_BYTES + indexLength;
     let open = true;
+    /** Released by park (its file closed, its decoded parts kept); resume opens the file again. */
+    let parked = false;
     /** Reads the file at `position` into buf (the file is opened for the read once closed); the bytes read. */
     const readAt = (buf: Uint8Array, position: number): number => {
       if (open) return readFully(fd, buf, position);
@@ -466,10 +475,29 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       snippet: (id) => snippets([id])[0],
       snippets,
       close() {
+        parked = false;
+        postingCache.clear();
         if (!open) return;
         open = false;
-        postingCache.clear();
         closeSync(fd);
+      },
+      park() {
+        if (!open) return;
+        open = false;
+        parked = true;
+        closeSync(fd);
+      },
+      resume() {
+        if (open) return true;
+        if (!parked) return false;
+        try {
+          fd = openSync(path, 'r');
+        } catch {
+          return false;
+        }
+        open = true;
+        parked = false;
+        return true;
       },
     };
   } catch (err) {
