@@ -357,6 +357,7 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     let open = true;
     /** Released by park (its file closed, its decoded parts kept); resume opens the file again. */
     let parked = false;
+    let identity = '';
     /** Reads the file at `position` into buf (the file is opened for the read once closed); the bytes read. */
     const readAt = (buf: Uint8Array, position: number): number => {
       if (open) return readFully(fd, buf, position);
@@ -483,6 +484,7 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       },
       park() {
         if (!open) return;
+        identity = fileIdentity(fd);
         open = false;
         parked = true;
         closeSync(fd);
@@ -490,11 +492,18 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       resume() {
         if (open) return true;
         if (!parked) return false;
+        let again: number;
         try {
-          fd = openSync(path, 'r');
+          again = openSync(path, 'r');
         } catch {
           return false;
         }
+        // The same file only (a segment rewritten under its name meanwhile is opened anew).
+        if (fileIdentity(again) !== identity) {
+          closeSync(again);
+          return false;
+        }
+        fd = again;
         open = true;
         parked = false;
         return true;
@@ -651,6 +660,12 @@ function decodeIndex(index: Buffer, path: string, paged: PagedReaders): { data: 
     vocab: need('vocab') as Int32Array,
   };
   return { data, snipStart: need('snipStart') as Float64Array, snipCrc: need('snipCrc') as Uint32Array };
+}
+
+/** Device, inode, size and change time of an open file: another file under the same name differs. */
+function fileIdentity(fd: number): string {
+  const st = fstatSync(fd, { bigint: true });
+  return `${st.dev}:${st.ino}:${st.size}:${st.ctimeNs}`;
 }
 
 function freezeSnippet(s: StoredSnippet): StoredSnippet {

@@ -382,6 +382,12 @@ describe('embedded store persistence', () => {
         // Past the count a segment's file is closed but its decoded index kept (memory allowing):
         // each segment was read and decoded once, not at every alternation.
         assert.deepEqual(store.segmentStats, { opened: 2, rebuilt: 0 });
+        // A file replaced under its name (the same bytes, another file) is opened anew, not resumed.
+        for (const f of await readdir(join(dir, 'segments'))) {
+          if (f.endsWith('.seg')) await writeFileAtomic(join(dir, 'segments', f), [await readFile(join(dir, 'segments', f))]);
+        }
+        assert.equal((await store.search('/docs/a', '', 'aardvark', 5)).length, 1);
+        assert.deepEqual(store.segmentStats, { opened: 3, rebuilt: 0 });
         // A rebuild replaces the cached build.
         const b = await store.beginBuild('/docs/b', '', null);
         await store.addSnippets(b, [sampleSnippet({ content: 'now about the aardvark' })]);
@@ -389,7 +395,7 @@ describe('embedded store persistence', () => {
         assert.equal((await store.search('/docs/b', '', 'bumblebee', 5)).length, 0);
         assert.equal((await store.search('/docs/b', '', 'aardvark', 5)).length, 1);
         assert.equal((await store.search('/docs/a', '', 'aardvark', 5)).length, 1);
-        assert.deepEqual(store.segmentStats, { opened: 3, rebuilt: 0 });
+        assert.deepEqual(store.segmentStats, { opened: 4, rebuilt: 0 });
       }),
     ));
 
