@@ -116,7 +116,7 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     private readonly catalog: EmbeddedCatalog,
   ) {
     super(database);
-    this.segments = new SegmentCache(database.options.segmentCacheBytes, database.options.indexCacheSize);
+    this.segments = new SegmentCache(database.options.segmentCacheBytes, database.options.indexCacheSize, true);
     this.segmentDir = join(database.env.dataDir, SEGMENT_DIR);
   }
 

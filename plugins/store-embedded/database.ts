@@ -18,7 +18,7 @@ export interface EmbeddedStoreOptions {
   fileName: string;
   /** How often batched changes (snippets, job log lines) are written, in milliseconds. */
   flushIntervalMs: number;
-  /** How many index segments are kept open at most (each holds an open file). */
+  /** How many index segment files are held open at most (past it a segment closes its file and stays decoded within segmentCacheBytes: segment-cache.ts). */
   indexCacheSize: number;
   /**
    * Memory budget of the open index segments, in bytes (their index parts; snippet text is read

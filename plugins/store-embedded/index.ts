@@ -28,7 +28,7 @@ export default definePlugin({
           indexCacheSize: Type.Integer({
             minimum: 0,
             default: EMBEDDED_STORE_DEFAULTS.indexCacheSize,
-            description: 'How many index segments (one per served library version) are kept open at most.',
+            description: 'How many index segment files (one per served library version) are held open at most; segments past it close their file and stay in memory within segmentCacheBytes.',
           }),
           segmentCacheBytes: Type.Integer({
             minimum: 0,

@@ -81,6 +81,13 @@ export interface ServedSegment {
    */
   snippets(ids: readonly number[]): Array<StoredSnippet | undefined>;
   close(): void;
+  /**
+   * Releases the open file and keeps everything decoded (the index, its list cache): reads open
+   * the file each until `resume`. Absent on a segment that holds no file (memorySegment).
+   */
+  park?(): void;
+  /** Holds the file open again after `park`; false when it cannot be (closed, or the file is gone). */
+  resume?(): boolean;
 }
 
 export function segmentFileName(buildId: string): string {
@@ -348,6 +355,9 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
     }
     const base = HEADER_BYTES + indexLength;
     let open = true;
+    /** Released by park (its file closed, its decoded parts kept); resume opens the file again. */
+    let parked = false;
+    let identity = '';
     /** Reads the file at `position` into buf (the file is opened for the read once closed); the bytes read. */
     const readAt = (buf: Uint8Array, position: number): number => {
       if (open) return readFully(fd, buf, position);
@@ -466,10 +476,37 @@ export function openSegment(path: string, buildId: string, params: Bm25Params, e
       snippet: (id) => snippets([id])[0],
       snippets,
       close() {
+        parked = false;
+        postingCache.clear();
         if (!open) return;
         open = false;
-        postingCache.clear();
         closeSync(fd);
+      },
+      park() {
+        if (!open) return;
+        identity = fileIdentity(fd);
+        open = false;
+        parked = true;
+        closeSync(fd);
+      },
+      resume() {
+        if (open) return true;
+        if (!parked) return false;
+        let again: number;
+        try {
+          again = openSync(path, 'r');
+        } catch {
+          return false;
+        }
+        // The same file only (a segment rewritten under its name meanwhile is opened anew).
+        if (fileIdentity(again) !== identity) {
+          closeSync(again);
+          return false;
+        }
+        fd = again;
+        open = true;
+        parked = false;
+        return true;
       },
     };
   } catch (err) {
@@ -623,6 +660,12 @@ function decodeIndex(index: Buffer, path: string, paged: PagedReaders): { data: 
     vocab: need('vocab') as Int32Array,
   };
   return { data, snipStart: need('snipStart') as Float64Array, snipCrc: need('snipCrc') as Uint32Array };
+}
+
+/** Device, inode, size and change time of an open file: another file under the same name differs. */
+function fileIdentity(fd: number): string {
+  const st = fstatSync(fd, { bigint: true });
+  return `${st.dev}:${st.ino}:${st.size}:${st.ctimeNs}`;
 }
 
 function freezeSnippet(s: StoredSnippet): StoredSnippet {

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
@@ -11,6 +11,20 @@ import { lockFilePath, readDataLock } from '../../../core/data-lock.ts';
 import { RESUMED_LOG_LINE, JOB_LOG_LIMIT } from '../../../plugins/store-embedded/embedded-store.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import { makeStore, memoryLogger, tempDataDir, withOpenStore } from './helpers.ts';
+
+/** How many files of the data directory's segments this process holds open (Linux /proc). */
+function openSegmentFiles(dir: string): number {
+  let n = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(dir) && target.endsWith('.seg')) n++;
+    } catch {
+      // Closed meanwhile (the directory's own descriptor).
+    }
+  }
+  return n;
+}
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const DB = 'refdesk.sqlite';
@@ -363,13 +377,25 @@ describe('embedded store persistence', () => {
           assert.equal((await store.search('/docs/a', '', 'aardvark', 5)).length, 1);
           assert.equal((await store.search('/docs/b', '', 'bumblebee', 5)).length, 1);
           assert.equal((await store.search('/docs/b', '', 'aardvark', 5)).length, 0);
+          assert.ok(openSegmentFiles(dir) <= 1, 'the count bounds the segment files held open');
         }
+        // Past the count a segment's file is closed but its decoded index kept (memory allowing):
+        // each segment was read and decoded once, not at every alternation.
+        assert.deepEqual(store.segmentStats, { opened: 2, rebuilt: 0 });
+        // A file replaced under its name (the same bytes, another file) is opened anew, not resumed.
+        for (const f of await readdir(join(dir, 'segments'))) {
+          if (f.endsWith('.seg')) await writeFileAtomic(join(dir, 'segments', f), [await readFile(join(dir, 'segments', f))]);
+        }
+        assert.equal((await store.search('/docs/a', '', 'aardvark', 5)).length, 1);
+        assert.deepEqual(store.segmentStats, { opened: 3, rebuilt: 0 });
         // A rebuild replaces the cached build.
         const b = await store.beginBuild('/docs/b', '', null);
         await store.addSnippets(b, [sampleSnippet({ content: 'now about the aardvark' })]);
         await store.finalizeBuild(b);
         assert.equal((await store.search('/docs/b', '', 'bumblebee', 5)).length, 0);
         assert.equal((await store.search('/docs/b', '', 'aardvark', 5)).length, 1);
+        assert.equal((await store.search('/docs/a', '', 'aardvark', 5)).length, 1);
+        assert.deepEqual(store.segmentStats, { opened: 4, rebuilt: 0 });
       }),
     ));
 
