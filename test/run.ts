@@ -26,27 +26,8 @@ function findTests(dir: string): string[] {
   return out;
 }
 
-/**
- * The longest files (a minute or so each on two cores: clusters of processes, a browser, a
- * build) start first, so that the run does not end with one of them alone; the rest follow in
- * path order. A file missing here only starts later.
- */
-const SLOW_FIRST = [
-  'test/e2e/cluster.test.ts',
-  'test/ui/libraries.test.ts',
-  'test/e2e/build.test.ts',
-  'test/e2e/dockerfile.test.ts',
-  'test/ui/settings.test.ts',
-  'test/e2e/startup.test.ts',
-  'test/ui/add.test.ts',
-  'test/server/migrate-store-vectors.test.ts',
-];
-
 const args = process.argv.slice(2);
-const found = args.length > 0 ? args : findTests(join(root, 'test')).map((f) => relative(root, f));
-const files = args.length > 0 ? found : [...SLOW_FIRST.filter((f) => found.includes(f)), ...found.filter((f) => !SLOW_FIRST.includes(f))];
-/** Test files run at once: most wait on processes, servers and a browser part of the time, so one more than two cores keeps both busy. */
-const concurrency = Number(process.env.REFDESK_TEST_CONCURRENCY) > 0 ? Math.floor(Number(process.env.REFDESK_TEST_CONCURRENCY)) : 3;
+const files = args.length > 0 ? args : findTests(join(root, 'test')).map((f) => relative(root, f));
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
 if (args.length === 0 && env.REFDESK_RUNTIME === undefined) {
   const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.js')], { cwd: root, stdio: 'inherit' });
@@ -58,7 +39,7 @@ if (args.length === 0 && env.REFDESK_RUNTIME === undefined) {
 }
 const res = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
   { cwd: root, stdio: 'inherit', env },
 );
 process.exit(res.status ?? 1);
