@@ -9,7 +9,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { open, readdir, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { Snippet } from '../../../core/contracts.ts';
@@ -17,7 +16,7 @@ import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { StoredDocsWriter, readStoredDocs, storedDocsPath, type StoredDocument } from '../../../core/stored-docs.ts';
 import { HEADER_BYTES } from '../../../plugins/store-embedded/segment.ts';
 import type { PostgresStore } from '../../../plugins/store-postgres/store.ts';
-import { CORPORA_DIR, chunkedCorpus, hasCorpora } from '../../helpers/corpora.ts';
+import { chunkedCorpus, hasCorpora, hasSharedQuestions, sharedQuestions } from '../../helpers/corpora.ts';
 import { postgresSkipReason } from '../../helpers/postgres.ts';
 import { makeStore, tempDataDir } from '../store-embedded/helpers.ts';
 import { freshDatabaseUrl, pgStore } from './helpers.ts';
@@ -238,16 +237,8 @@ describe('PostgreSQL store builds across two nodes', { skip }, () => {
 
 describe('PostgreSQL and embedded stores answer alike', { skip: skip || (!hasCorpora && 'needs ../shared/corpora') }, () => {
   /** The benchmark's questions on this corpus (../shared/bench), or a few of our own without it. */
-  const questions = (corpus: string): string[] => {
-    const file = join(CORPORA_DIR, '..', 'bench', 'questions.jsonl');
-    if (!existsSync(file)) return ['register a plugin', 'validate the request body', 'hooks onRequest'];
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { corpus: string; question: string })
-      .filter((q) => q.corpus === corpus)
-      .map((q) => q.question);
-  };
+  const questions = (corpus: string): string[] =>
+    hasSharedQuestions ? sharedQuestions(corpus) : ['register a plugin', 'validate the request body', 'hooks onRequest'];
 
   test('the fastify corpus: same hits, same scores, same snippets for the benchmark questions', async () => {
     const snippets = chunkedCorpus('fastify');
