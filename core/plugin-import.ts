@@ -8,13 +8,10 @@
 const TYPESCRIPT_FILE = /^file:.*\.[cm]?ts$/;
 /** This module runs compiled (dist/ or a bundle of it) rather than through tsx. */
 const COMPILED = !/\.[cm]?ts$/.test(new URL(import.meta.url).pathname);
-let registered = false;
+/** tsx's loader, registered once for the process (the first TypeScript plugin starts it; later ones wait on it). */
+let tsxLoader: Promise<void> | null = null;
 
 export async function importPluginModule(specifier: string): Promise<unknown> {
-  if (COMPILED && !registered && TYPESCRIPT_FILE.test(specifier)) {
-    const { register } = await import('tsx/esm/api');
-    register();
-    registered = true;
-  }
+  if (COMPILED && TYPESCRIPT_FILE.test(specifier)) await (tsxLoader ??= import('tsx/esm/api').then(({ register }) => void register()));
   return import(specifier);
 }
