@@ -61,10 +61,9 @@ export function startWorker(url: URL, workerData: unknown, transferList?: Transf
   const nice = how.background === false ? 0 : workerNice;
   if (!ts && nice === 0) return new Worker(url, options);
   // A bootstrap: the thread's priority first (before the module's imports), tsx's loader for a .ts module.
-  const steps: string[] = [];
-  if (nice > 0) steps.push(`import('node:os').then((os) => { try { os.setPriority(${nice}); } catch {} })`);
-  if (ts) steps.push(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => register())`);
-  const code = `${steps.join('.then(() => ')}${')'.repeat(steps.length - 1)}.then(() => import(${JSON.stringify(url.href)}))`;
+  const lowered = nice > 0 ? `try { (await import('node:os')).setPriority(${nice}); } catch {}` : '';
+  const loader = ts ? `(await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})).register();` : '';
+  const code = `(async () => { ${lowered} ${loader} await import(${JSON.stringify(url.href)}); })()`;
   return new Worker(code, { eval: true, ...options });
 }
 
