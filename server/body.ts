@@ -208,3 +208,24 @@ export function pumpMultipart(req: IncomingMessage, bb: NodeJS.WritableStream & 
     req.pipe(bb);
   });
 }
+
+/**
+ * Writes `source` (through `transforms`) to `file`; settles (never rejects) with the error or
+ * null once the file's write stream has closed. The pipeline itself settles on the first error,
+ * while the write stream may still be opening or closing its file; a caller that removes the
+ * file of a failed upload must wait for that, or the file can appear after its removal.
+ */
+export function streamToFile(file: string, source: NodeJS.ReadableStream, ...transforms: NodeJS.ReadWriteStream[]): Promise<Error | null> {
+  const out = createWriteStream(file);
+  const closed = new Promise<void>((resolve) => {
+    if (out.closed) resolve();
+    else out.once('close', () => resolve());
+  });
+  return pipeline([source, ...transforms, out]).then(
+    () => null,
+    async (e: Error) => {
+      await closed;
+      return e;
+    },
+  );
+}

@@ -1,11 +1,9 @@
 import type Router from '@koa/router';
 import { newRouter } from './router.ts';
 import busboy from 'busboy';
-import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { RefdeskError } from '../../core/errors.ts';
@@ -13,7 +11,7 @@ import type { ApiService } from '../api/service.ts';
 import { aliasAddRoutes, type AliasAddRoute } from '../api/add-requests.ts';
 import { requireKey } from '../api/auth.ts';
 import { principalOf } from '../public-api.ts';
-import { pumpMultipart, readJsonBody } from '../body.ts';
+import { pumpMultipart, readJsonBody, streamToFile } from '../body.ts';
 import type { Access } from '../access.ts';
 import { queuedJobAnswer } from '../job-access.ts';
 import { defaultSources } from '../source-capabilities.ts';
@@ -124,7 +122,15 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
+  // Set once the form has settled: a file part busboy still emits after that (from input it had
+  // buffered) is drained, never written, so no file can appear after the cleanup below.
+  let settled = false;
   bb.on('file', (name, stream, info) => {
+    if (settled) {
+      stream.on('error', () => {});
+      stream.resume();
+      return;
+    }
     if (!FILE_FIELDS.includes(name) || saved) {
       failure ??= new RefdeskError('invalid_request', saved ? 'Send one specification file per upload.' : `Unexpected file field "${name.slice(0, 40)}"; send the specification in "openapiFile".`);
       // Drained and dropped; busboy fails this stream too when the form ends early.
@@ -139,14 +145,12 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
     stream.on('limit', () => {
       failure = tooLarge();
     });
-    written = pipeline(stream, createWriteStream(path)).then(
-      () => null,
-      (e: Error) => e,
-    );
+    written = streamToFile(path, stream);
   });
   // Busboy stops feeding the file on a failed form: its stream is ended so the write stream closes.
   const parsed = pumpMultipart(ctx.req, bb, () => (fileStream ? [fileStream] : []), 'send the file in the "openapiFile" field of a complete multipart/form-data body.');
   const parseError = await parsed;
+  settled = true;
   // A failed form fails the file stream too; wait for the write stream before touching the file.
   const writeError = await written;
   const file = saved as { path: string; fileName: string } | null;

@@ -29,7 +29,7 @@ import { RefdeskError } from '../../core/errors.ts';
 import { addLibrary } from '../../core/ingest.ts';
 import { uploadsDir } from '../../core/uploads.ts';
 import { getUploadLimits } from '../../core/settings.ts';
-import { pumpMultipart } from '../body.ts';
+import { pumpMultipart, streamToFile } from '../body.ts';
 import type { ApiService } from '../api/service.ts';
 import type { JobRunner } from '../job-runner.ts';
 import type { Access } from '../access.ts';
@@ -125,10 +125,12 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   bb.on('filesLimit', () => fail(new RefdeskError('too_large', `The upload has more than ${limits.maxFiles} files (uploads.maxFiles in the settings or the config); pack them as one .zip or .tar.gz.`)));
   bb.on('fieldsLimit', () => fail(new RefdeskError('invalid_request', 'The upload has too many fields.')));
   bb.on('partsLimit', () => fail(new RefdeskError('invalid_request', 'The upload has too many parts.')));
+  // Set once the form has settled: a file part emitted after that is drained, never written.
+  let settled = false;
   bb.on('file', (name, stream, info) => {
     let problem: RefdeskError | null = null;
     let relName = '';
-    if (browserForm && name === 'file' && !info.filename) {
+    if (settled || (browserForm && name === 'file' && !info.filename)) {
       // An empty file input of a browser form: nothing chosen (its bytes, if any, are dropped).
       stream.on('error', () => {});
       stream.resume();
@@ -162,10 +164,11 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
         } else cb(null, chunk);
       },
     });
-    written.push(pipeline(stream, count, createWriteStream(file)).then(() => null, (e: Error) => e));
+    written.push(streamToFile(file, stream, count));
   });
   const parsed = pumpMultipart(ctx.req, bb, () => streams, 'send a complete multipart/form-data body.');
   const parseError = await parsed;
+  settled = true;
   const writeErrors = await Promise.all(written);
   const writeError = writeErrors.find((e) => e !== null) ?? null;
   const problem =
