@@ -36,6 +36,8 @@ if (args.length === 0 && env.REFDESK_RUNTIME === undefined) {
     process.exit(build.status ?? 1);
   }
   env.REFDESK_RUNTIME = 'dist';
+  // build.test.ts copies this build instead of compiling the sources again.
+  env.REFDESK_TEST_BUILT_DIST = join(root, 'dist');
 }
 const res = spawnSync(
   process.execPath,
