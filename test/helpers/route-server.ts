@@ -35,6 +35,10 @@ export async function startServer(handler: Handler, t?: TestContext): Promise<Te
       res.end(String(e));
     });
   });
+  // Idle connections stay open until the client drops them: with Node's 5 s default, a test
+  // starved of CPU on a loaded machine can reuse a socket in the moment the server closes it
+  // (ECONNRESET), which says nothing about the code under test.
+  server.keepAliveTimeout = 120_000;
   const base = await listenOnLoopback(server);
   const close = () =>
     new Promise<void>((resolve) => {

@@ -74,6 +74,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   await kernel.open();
   const refdesk = createApp(kernel, { ...opts.app, access: { licence: testLicence(opts.licence), cliToken: TEST_CLI_TOKEN, ...opts.app?.access } });
   const server: Server = createServer(refdesk.app.callback());
+  // See route-server.ts: no keep-alive close racing a starved test's next request.
+  server.keepAliveTimeout = 120_000;
   const base = await listenOnLoopback(server);
   return {
     kernel,
