@@ -4,7 +4,7 @@
  * a child has a timeout, so a test run never hangs on a stuck process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,16 +57,26 @@ export function cliEnv(dataDir: string, extra: Record<string, string> = {}): Nod
 }
 
 export interface SpawnOptions {
-  /** `cli` (default): bin/refdesk.js <args>. `main`: server/main.ts through tsx, as `npm start` runs it (args unused). */
+  /**
+   * `cli` (default): bin/refdesk.js <args>. `main`: the server's own entry (args unused):
+   * server/main.ts through tsx, as `npm start` runs it, or its compiled twin dist/server/main.js
+   * when the suite runs the compiled code (REFDESK_RUNTIME=dist, as bin/refdesk.js then does).
+   */
   entry?: 'cli' | 'main';
   /** Run the child as this user and group (the test runs as root). */
   uid?: number;
   gid?: number;
 }
 
+function mainEntry(): string[] {
+  const compiled = join(ROOT, 'dist', 'server', 'main.js');
+  if (process.env.REFDESK_RUNTIME === 'dist' && existsSync(compiled)) return [compiled];
+  return ['--import', 'tsx', join(ROOT, 'server', 'main.ts')];
+}
+
 /** Starts `refdesk <args>` on dataDir without waiting for it. */
 export function spawnRefdesk(args: string[], dataDir: string, extraEnv: Record<string, string> = {}, options: SpawnOptions = {}): RefdeskProcess {
-  const argv = options.entry === 'main' ? ['--import', 'tsx', join(ROOT, 'server', 'main.ts')] : [BIN, ...args];
+  const argv = options.entry === 'main' ? mainEntry() : [BIN, ...args];
   const ids = options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid } : {};
   const child = spawn(process.execPath, argv, { cwd: ROOT, env: cliEnv(dataDir, extraEnv), stdio: ['ignore', 'pipe', 'pipe'], ...ids });
   live.add(child);
