@@ -1,4 +1,4 @@
-/** Starts the real Refdesk server (server/main.ts) as a child process on a data directory. */
+/** Starts the real Refdesk server (`refdesk serve`) as a child process on a data directory. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { throwawayLicenceEnv } from '../../server/licence-throwaway.ts';
@@ -47,9 +47,12 @@ export async function launchServer(root: string, dataDir: string, args: string[]
   return { child, baseUrl: `http://127.0.0.1:${port}`, stderr: () => stderr };
 }
 
-/** Spawns `server/main.ts` on 127.0.0.1 with a free port; resolves once it listens. */
+/**
+ * Spawns `refdesk serve` (bin/refdesk.js: the compiled server when dist/ is current, else the
+ * sources through tsx) on 127.0.0.1 with a free port; resolves once it listens.
+ */
 export async function startServer(root: string, dataDir: string): Promise<RunningServer> {
-  const { child, baseUrl } = await launchServer(root, dataDir, ['--import', 'tsx', join(root, 'server', 'main.ts')]);
+  const { child, baseUrl } = await launchServer(root, dataDir, [join(root, 'bin', 'refdesk.js'), 'serve']);
   return {
     baseUrl,
     stop: () =>
