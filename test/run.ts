@@ -26,8 +26,33 @@ function findTests(dir: string): string[] {
   return out;
 }
 
+/**
+ * The longest files (each 25 - 75 s on a quiet 2-core machine) start first, so that the last
+ * minute of the run is many short files on both cores instead of one long file on one. Only an
+ * order: a file missing here runs in its alphabetical place.
+ */
+const LONGEST_FIRST = [
+  'test/e2e/cluster.test.ts',
+  'test/ui/libraries.test.ts',
+  'test/ui/settings.test.ts',
+  'test/e2e/dockerfile.test.ts',
+  'test/ui/auth.test.ts',
+  'test/ui/add.test.ts',
+  'test/server/migrate-store-vectors.test.ts',
+  'test/e2e/startup.test.ts',
+  'test/kit/package.test.ts',
+  'test/plugins/source-git/git-source.test.ts',
+  'test/plugins/source-git/kernel.test.ts',
+  'test/e2e/build.test.ts',
+];
+
+function longestFirst(all: string[]): string[] {
+  const first = LONGEST_FIRST.filter((f) => all.includes(f));
+  return [...first, ...all.filter((f) => !first.includes(f))];
+}
+
 const args = process.argv.slice(2);
-const files = args.length > 0 ? args : findTests(join(root, 'test')).map((f) => relative(root, f));
+const files = args.length > 0 ? args : longestFirst(findTests(join(root, 'test')).map((f) => relative(root, f)));
 const env: NodeJS.ProcessEnv = { ...process.env, NODE_NO_WARNINGS: '1' };
 if (args.length === 0 && env.REFDESK_RUNTIME === undefined) {
   const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.js')], { cwd: root, stdio: 'inherit' });
