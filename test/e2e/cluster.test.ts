@@ -113,8 +113,13 @@ describe('several refdesk nodes on one PostgreSQL', { timeout: 1_800_000, skip: 
     assert.match(r.text, /slow\.topic2\(/);
   });
 
+  // Two nodes that the refresh and settings tests share (each test changes only what it checks:
+  // a library of its own, a setting), started by whichever of them runs first.
+  let shared: Promise<ClusterNode[]> | undefined;
+  const sharedPair = () => (shared ??= cluster(2, 'shared'));
+
   test('a library refreshed through node A is served new by node B', async () => {
-    const pair = await cluster(2, 'refresh');
+    const pair = await sharedPair();
     const [a, b] = pair;
     upstream.setGeneration('fresh', 1);
     await waitForJob(a!, await addLibrary(a!, upstream, 'fresh'), ['succeeded'], 300_000);
@@ -157,7 +162,7 @@ describe('several refdesk nodes on one PostgreSQL', { timeout: 1_800_000, skip: 
   });
 
   test('a settings change made on node A is used by node B', async () => {
-    const [a, b] = await cluster(2, 'settings');
+    const [a, b] = await sharedPair();
     const mcp = (node: ClusterNode) =>
       fetch(`${node.base}/mcp`, {
         method: 'POST',
