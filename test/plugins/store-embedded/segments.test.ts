@@ -4,7 +4,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Snippet } from '../../../core/contracts.ts';
-import { buildLexicalIndex } from '../../../core/search/lexical-index.ts';
+import { computeIndexData } from '../../../core/search/index-data.ts';
+import { DEFAULT_BM25, buildLexicalIndex } from '../../../core/search/lexical-index.ts';
 import { stem } from '../../../core/search/tokenize.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { HEADER_BYTES, SEGMENT_DIR, SEGMENT_FORMAT, removeSegments } from '../../../plugins/store-embedded/segment.ts';
@@ -66,6 +67,29 @@ async function segmentRow(dir: string, buildId: string): Promise<unknown[]> {
 }
 
 const segFile = (dir: string, buildId: string) => join(dir, SEGMENT_DIR, `${buildId}.seg`);
+
+type ArrayEntry = { name: string; offset: number; length: number };
+
+/** The JSON description of a segment file's index part. */
+function segmentMeta(bytes: Buffer): Record<string, unknown> & { arrays: ArrayEntry[]; paged: ArrayEntry[] } {
+  const metaLength = bytes.readUInt32LE(HEADER_BYTES);
+  return JSON.parse(bytes.toString('utf8', HEADER_BYTES + 4, HEADER_BYTES + 4 + metaLength));
+}
+
+/** Strings a segment file keeps as a UTF-8 table (`<name>.start` offsets into `<name>.bytes`), decoded. */
+function segmentStrings(bytes: Buffer, arrays: ArrayEntry[], name: string): string[] {
+  const entry = (n: string) => {
+    const e = arrays.find((a) => a.name === n);
+    assert.ok(e, `array ${n} is in the index part`);
+    return e;
+  };
+  const start = entry(`${name}.start`);
+  const blob = entry(`${name}.bytes`);
+  const offset = (i: number) => bytes.readUInt32LE(HEADER_BYTES + start.offset + 4 * i);
+  return Array.from({ length: start.length - 1 }, (_, i) => bytes.toString('utf8', HEADER_BYTES + blob.offset + offset(i), HEADER_BYTES + blob.offset + offset(i + 1)));
+}
+
+const segmentTerms = (bytes: Buffer, arrays: ArrayEntry[]) => segmentStrings(bytes, arrays, 'terms');
 
 describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, () => {
   const koa = hasCorpora ? koaSnippets() : [];
@@ -150,16 +174,16 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.equal(postingsBase + bytes.readDoubleLE(144), bytes.length);
       const metaLength = bytes.readUInt32LE(HEADER_BYTES);
       const meta = JSON.parse(bytes.toString('utf8', HEADER_BYTES + 4, HEADER_BYTES + 4 + metaLength)) as {
-        terms: string[];
-        arrays: Array<{ name: string; offset: number }>;
+        arrays: Array<{ name: string; offset: number; length: number }>;
         paged: Array<{ name: string; offset: number; length: number }>;
       };
+      const terms = segmentTerms(bytes, meta.arrays);
       assert.ok(!meta.arrays.some((a) => a.name.endsWith('.docs') || a.name.endsWith('.tfw')), 'the index part holds no postings');
       for (const name of ['prose.items', 'code.items', 'own.items', 'crumbs.bytes']) {
         assert.ok(!meta.arrays.some((a) => a.name === name) && meta.paged.some((a) => a.name === name), `${name} is read by list`);
       }
       // Damage the first section posting of "middleware" (its weight's last byte).
-      const term = meta.terms.indexOf(stem('middleware'));
+      const term = terms.indexOf(stem('middleware'));
       assert.ok(term >= 0);
       const start = meta.arrays.find((a) => a.name === 'bm25.start')!;
       const first = bytes.readInt32LE(HEADER_BYTES + start.offset + 4 * term);
@@ -176,6 +200,51 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.equal(warned.length, 1);
       assert.equal(warned[0].fields?.reason, 'corrupt');
       assert.match(String(warned[0].fields?.detail), /postings of term \d+ \(bm25\) are damaged/);
+    }));
+
+  test('the dictionary and page paths are UTF-8 tables, not JSON; a file of the previous format is rebuilt into this one, answers unchanged', () =>
+    withStore(async ({ dir, store, reopen, logs }) => {
+      const buildId = await addLibrary(store, '/docs/koa', koa);
+      // Pages with non-ASCII paths (the tokenizer's words are ASCII; a page path is any text).
+      const words = ['café', 'naïve', '中文文档', '𝒳variable', 'Ａwide', 'zebra'];
+      const odd = words.map((w, i) => sampleSnippet({ title: `Part ${i}`, content: `About ${w} and more.`, breadcrumb: ['Guide', `Part ${i}`], sourcePath: `docs/${w}.md` }));
+      const oddId = await addLibrary(store, '/docs/odd', odd);
+      const before = await answers(store, '/docs/koa');
+      const oddQuestions = [...words, 'more about', 'Part 3'];
+      const oddBefore = JSON.stringify(await Promise.all(oddQuestions.map((q) => store.search('/docs/odd', '', q, 10))));
+      const served = await store.getSnippets('/docs/odd', '');
+      const memory = computeIndexData(served, DEFAULT_BM25);
+      const byId = new Map(served.map((s) => [s.id, s]));
+      const index = buildLexicalIndex(served);
+      for (const q of oddQuestions) {
+        const expected = index.search(q, 10).map((r) => (r.unit ? { snippet: byId.get(r.id), score: r.score, unit: r.unit } : { snippet: byId.get(r.id), score: r.score }));
+        assert.deepEqual(await store.search('/docs/odd', '', q, 10), expected, q);
+      }
+      for (const w of ['variable', 'wide', 'zebra']) assert.equal((await store.search('/docs/odd', '', w, 1)).length, 1, `${w} is found`);
+      assert.ok(memory.pagePaths.includes('docs/中文文档.md'));
+      await store.close();
+
+      const bytes = await readFile(segFile(dir, oddId));
+      assert.equal(bytes.readUInt32LE(8), SEGMENT_FORMAT);
+      const meta = segmentMeta(bytes);
+      assert.ok(!('terms' in meta) && !('pagePaths' in meta), 'the JSON description holds no dictionary and no page paths');
+      assert.deepEqual(segmentStrings(bytes, meta.arrays, 'terms'), memory.terms);
+      assert.deepEqual(segmentStrings(bytes, meta.arrays, 'pages'), memory.pagePaths);
+
+      // A file of format 2 (what the code before format 4 wrote) is read as old and rebuilt.
+      const file = segFile(dir, buildId);
+      const good = await readFile(file);
+      await patchU32(file, 8, 2);
+      const writer = await reopen('writer');
+      assert.equal(await answers(writer, '/docs/koa'), before);
+      assert.equal(JSON.stringify(await Promise.all(oddQuestions.map((q) => writer.search('/docs/odd', '', q, 10)))), oddBefore);
+      assert.deepEqual(writer.segmentStats, { opened: 1, rebuilt: 1 });
+      const warned = logs.filter((l) => l.level === 'warn' && /rebuilding the index segment/.test(l.message));
+      assert.equal(warned.length, 1);
+      assert.equal(warned[0].fields?.reason, 'old-format');
+      await writer.flush();
+      assert.deepEqual(await readFile(file), good, 'rebuilt in this format');
+      assert.equal((await segmentRow(dir, buildId))[1], SEGMENT_FORMAT);
     }));
 
   for (const [name, damage, reason] of [
