@@ -115,6 +115,29 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
         assert.deepEqual(got, expected, q);
         assert.ok(got.every((h) => Object.isFrozen(h.snippet) && Object.isFrozen(h.snippet.breadcrumb)));
       }
+
+      // Format 4: the dictionary and the page paths are UTF-8 tables of the index part, not JSON.
+      // Pages with non-ASCII paths (the tokenizer's words are ASCII; a page path is any text).
+      const words = ['café', 'naïve', '中文文档', '𝒳variable', 'Ａwide', 'zebra'];
+      const odd = words.map((w, i) => sampleSnippet({ title: `Part ${i}`, content: `About ${w} and more.`, breadcrumb: ['Guide', `Part ${i}`], sourcePath: `docs/${w}.md` }));
+      const oddId = await addLibrary(store, '/docs/odd', odd);
+      const oddServed = await store.getSnippets('/docs/odd', '');
+      const oddById = new Map(oddServed.map((s) => [s.id, s]));
+      const oddIndex = buildLexicalIndex(oddServed);
+      for (const q of [...words, 'more about', 'Part 3']) {
+        const expected = oddIndex.search(q, 10).map((r) => (r.unit ? { snippet: oddById.get(r.id), score: r.score, unit: r.unit } : { snippet: oddById.get(r.id), score: r.score }));
+        assert.deepEqual(await store.search('/docs/odd', '', q, 10), expected, q);
+      }
+      for (const w of ['variable', 'wide', 'zebra']) assert.equal((await store.search('/docs/odd', '', w, 1)).length, 1, `${w} is found`);
+      for (const [id, snippets] of [[buildId, served], [oddId, oddServed]] as const) {
+        const bytes = await readFile(segFile(dir, id));
+        const meta = segmentMeta(bytes);
+        assert.ok(!('terms' in meta) && !('pagePaths' in meta), 'the JSON description holds no dictionary and no page paths');
+        const computed = computeIndexData(snippets, DEFAULT_BM25);
+        assert.deepEqual(segmentStrings(bytes, meta.arrays, 'terms'), computed.terms);
+        assert.deepEqual(segmentStrings(bytes, meta.arrays, 'pages'), computed.pagePaths);
+      }
+      assert.ok(computeIndexData(oddServed, DEFAULT_BM25).pagePaths.includes('docs/中文文档.md'));
     }));
 
   test('after a restart the first query reads the segment and rebuilds nothing', () =>
@@ -202,56 +225,12 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.match(String(warned[0].fields?.detail), /postings of term \d+ \(bm25\) are damaged/);
     }));
 
-  test('the dictionary and page paths are UTF-8 tables, not JSON; a file of the previous format is rebuilt into this one, answers unchanged', () =>
-    withStore(async ({ dir, store, reopen, logs }) => {
-      const buildId = await addLibrary(store, '/docs/koa', koa);
-      // Pages with non-ASCII paths (the tokenizer's words are ASCII; a page path is any text).
-      const words = ['café', 'naïve', '中文文档', '𝒳variable', 'Ａwide', 'zebra'];
-      const odd = words.map((w, i) => sampleSnippet({ title: `Part ${i}`, content: `About ${w} and more.`, breadcrumb: ['Guide', `Part ${i}`], sourcePath: `docs/${w}.md` }));
-      const oddId = await addLibrary(store, '/docs/odd', odd);
-      const before = await answers(store, '/docs/koa');
-      const oddQuestions = [...words, 'more about', 'Part 3'];
-      const oddBefore = JSON.stringify(await Promise.all(oddQuestions.map((q) => store.search('/docs/odd', '', q, 10))));
-      const served = await store.getSnippets('/docs/odd', '');
-      const memory = computeIndexData(served, DEFAULT_BM25);
-      const byId = new Map(served.map((s) => [s.id, s]));
-      const index = buildLexicalIndex(served);
-      for (const q of oddQuestions) {
-        const expected = index.search(q, 10).map((r) => (r.unit ? { snippet: byId.get(r.id), score: r.score, unit: r.unit } : { snippet: byId.get(r.id), score: r.score }));
-        assert.deepEqual(await store.search('/docs/odd', '', q, 10), expected, q);
-      }
-      for (const w of ['variable', 'wide', 'zebra']) assert.equal((await store.search('/docs/odd', '', w, 1)).length, 1, `${w} is found`);
-      assert.ok(memory.pagePaths.includes('docs/中文文档.md'));
-      await store.close();
-
-      const bytes = await readFile(segFile(dir, oddId));
-      assert.equal(bytes.readUInt32LE(8), SEGMENT_FORMAT);
-      const meta = segmentMeta(bytes);
-      assert.ok(!('terms' in meta) && !('pagePaths' in meta), 'the JSON description holds no dictionary and no page paths');
-      assert.deepEqual(segmentStrings(bytes, meta.arrays, 'terms'), memory.terms);
-      assert.deepEqual(segmentStrings(bytes, meta.arrays, 'pages'), memory.pagePaths);
-
-      // A file of format 2 (what the code before format 4 wrote) is read as old and rebuilt.
-      const file = segFile(dir, buildId);
-      const good = await readFile(file);
-      await patchU32(file, 8, 2);
-      const writer = await reopen('writer');
-      assert.equal(await answers(writer, '/docs/koa'), before);
-      assert.equal(JSON.stringify(await Promise.all(oddQuestions.map((q) => writer.search('/docs/odd', '', q, 10)))), oddBefore);
-      assert.deepEqual(writer.segmentStats, { opened: 1, rebuilt: 1 });
-      const warned = logs.filter((l) => l.level === 'warn' && /rebuilding the index segment/.test(l.message));
-      assert.equal(warned.length, 1);
-      assert.equal(warned[0].fields?.reason, 'old-format');
-      await writer.flush();
-      assert.deepEqual(await readFile(file), good, 'rebuilt in this format');
-      assert.equal((await segmentRow(dir, buildId))[1], SEGMENT_FORMAT);
-    }));
-
   for (const [name, damage, reason] of [
     ['truncated', async (f: string) => truncate(f, (await readFile(f)).length - 1000), 'corrupt'],
     ['bit-flipped in its index part', async (f: string) => flipBit(f, HEADER_BYTES + 5000), 'corrupt'],
     ['cut to half its header', async (f: string) => truncate(f, HEADER_BYTES / 2), 'corrupt'],
-    ['of an older format', async (f: string) => patchU32(f, 8, 0), 'old-format'],
+    // 2: the format before this one (4; 3 was never released), as files of it are on disk.
+    ['of the previous format (2)', async (f: string) => patchU32(f, 8, 2), 'old-format'],
     ['missing', async (f: string) => unlink(f), 'missing'],
   ] as const) {
     test(`a segment ${name} is rebuilt with a warning, answers unchanged`, () =>
