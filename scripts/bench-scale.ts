@@ -50,6 +50,7 @@ import { percentile } from './bench/metrics.ts';
 import { Vocabulary, generatePage, generatePageSnippets, rng } from './bench/scale-docs.ts';
 import { DEFAULT_BM25 } from '../core/search/lexical-index.ts';
 import { assembleFromSegment, openSegment } from '../plugins/store-embedded/segment.ts';
+import { searchLibraries } from '../core/library-search.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -319,7 +320,8 @@ async function measure(): Promise<Record<string, unknown>> {
 }
 
 /**
- * `--in-process` (with `--skip-build` on a built directory): the big library's segment opened in
+ * `--in-process` (with `--skip-build` on a built directory): library search first
+ * (librarySearchInProcess), then the big library's segment opened in
  * this process (the store rebuilds it first when its format is not this code's), then `--questions`
  * generated context questions asked `--rounds` times (`assembleFromSegment`, limit 200, as a
  * context request), with the CPU time of each question (process.cpuUsage: no HTTP, no other
@@ -327,6 +329,7 @@ async function measure(): Promise<Record<string, unknown>> {
  * that compares two versions of the reading code; the wall times are the load's.
  */
 async function measureInProcess(): Promise<Record<string, unknown>> {
+  const librarySearch = await librarySearchInProcess();
   const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'writer', port: 0 }, logger: createConsoleLogger('warn') });
   await kernel.open();
   const tRebuild = performance.now();
@@ -366,10 +369,68 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
   }
   return {
     bigSegment: bigSegmentParts(),
+    librarySearch,
     storeFirstSearchMs,
     open: { ms: openMs, cpuMs: round((openCpu.user + openCpu.system) / 1000), rssAddedMb: round((rssOpen - rssBefore) / 1048576) },
     rounds,
   };
+}
+
+/**
+ * `--in-process`, first: `--questions` library searches (`searchLibraries`, the re-ranking
+ * included, as `GET /api/v2/libs/search` without HTTP) over the catalog, names drawn as the server
+ * run draws them (existing names, prefixes, unknown names), then the same names again with
+ * other questions. CPU per search (process.cpuUsage), the store's searches of a library's
+ * documentation it made and how many of those opened a segment file (the embedded store's
+ * segmentStats). The store's segments are those of the directory (an old format is rebuilt first
+ * by a search of each library, not counted).
+ */
+async function librarySearchInProcess(): Promise<Record<string, unknown>> {
+  const open = async () => {
+    const k = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'writer', port: 0 }, logger: createConsoleLogger('warn') });
+    await k.open();
+    return k;
+  };
+  const warm = await open();
+  for (const l of await warm.store.listLibraries()) await warm.store.search(l.id, '', 'warm up', 1);
+  await warm.close();
+  // Start with no segment open, as a server started on the directory does.
+  const kernel = await open();
+  const catalog = await kernel.store.listLibraries();
+  const stats = () => (kernel.store as unknown as { segmentStats?: { opened: number; rebuilt: number } }).segmentStats ?? { opened: NaN, rebuilt: NaN };
+  const store = kernel.store;
+  const search = store.search.bind(store);
+  let docSearches = 0;
+  store.search = (...args) => {
+    docSearches++;
+    return search(...args);
+  };
+  const vocab = new Vocabulary(SEED);
+  const random = rng(SEED + 11);
+  const names = Array.from({ length: QUESTIONS }, (_, i) => {
+    const lib = catalog[Math.floor(random() * catalog.length)].id.split('/').pop()!;
+    return i % 3 === 0 ? lib : i % 3 === 1 ? lib.slice(0, Math.max(3, lib.length >> 1)) : vocab.libraryName(random, 1_000_000 + i);
+  });
+  const pass = async (fast: boolean) => {
+    const cpu: number[] = [];
+    const opened = stats().opened;
+    const searches = docSearches;
+    for (const name of names) {
+      const question = vocab.question(random, 3);
+      const c = process.cpuUsage();
+      await searchLibraries(kernel, name, question, { fast, libraries: catalog });
+      const d = process.cpuUsage(c);
+      cpu.push((d.user + d.system) / 1000);
+    }
+    const mean = cpu.reduce((a, b) => a + b, 0) / cpu.length;
+    return { cpuMs: { mean: round(mean), p50: round(percentile(cpu, 50)), p90: round(percentile(cpu, 90)), p99: round(percentile(cpu, 99)) }, documentationSearches: docSearches - searches, segmentOpens: stats().opened - opened };
+  };
+  try {
+    return { first: await pass(false), fast: await pass(true), again: await pass(false), rssMb: round(process.memoryUsage().rss / 1048576) };
+  } finally {
+    store.search = search;
+    await kernel.close();
+  }
 }
 
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');

@@ -23,16 +23,36 @@ export interface Ragged {
   row?: (k: number) => Int32Array;
 }
 
+/**
+ * A list of strings read by position: an array (an index computed in memory), or a table that
+ * decodes the string asked for (a segment's dictionary and page paths, plugins/store-embedded/
+ * segment.ts: opening a segment makes no string of them).
+ */
+export interface Words {
+  readonly length: number;
+  /** The string at `i` (0 <= i < length). */
+  at(i: number): string | undefined;
+}
+
+/** A Words as an array (for code that walks every word; a segment's table decodes them all). */
+export function wordArray(words: Words): string[] {
+  if (Array.isArray(words)) return words as string[];
+  return Array.from({ length: words.length }, (_, i) => words.at(i)!);
+}
+
+/** An index computed in memory: its dictionary and page paths are arrays. */
+export type ComputedIndexData = IndexData & { terms: string[]; pagePaths: string[] };
+
 export interface IndexData {
   /** Every word of the index, sorted (JavaScript string order); term numbers index it. */
-  terms: string[];
+  terms: Words;
   /** Snippet ids in snippet (document) order. */
   ids: Float64Array;
   /** Section k holds the snippets secStart[k]..secStart[k+1]-1 (sections are runs of snippets). */
   secStart: Int32Array;
   /** The file of each section (an index of pagePaths). */
   pageOf: Int32Array;
-  pagePaths: string[];
+  pagePaths: Words;
   /** Sum of the tokens of each section's snippets. */
   secTokens: Float64Array;
   /** 1 for a section holding a code snippet (empty when codePrior is off). */
@@ -185,7 +205,7 @@ function ragged(lists: readonly ArrayLike<number>[]): Ragged {
   return { start, items };
 }
 
-export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm25Params): IndexData {
+export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm25Params): ComputedIndexData {
   const sections = groupSections(snippets);
   const fields: string[][][] = FIELD_ORDER.map(() => []);
   for (const members of sections) {

@@ -12,7 +12,7 @@
 import type { Snippet } from '../contracts.ts';
 import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
 import { accumulateBm25f, topBm25f, TopKScratch, wholePostings, type Bm25fData, type FieldWeight } from './bm25f.ts';
-import { computeIndexData, parentKey, positionFinder, type IndexData, type Ragged } from './index-data.ts';
+import { computeIndexData, parentKey, positionFinder, wordArray, type IndexData, type Ragged, type Words } from './index-data.ts';
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
 import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, run, sortedHas } from './section-scores.ts';
 import { sectionKey } from './sections.ts';
@@ -187,12 +187,12 @@ export const DEFAULT_BM25: Bm25Params = {
 };
 
 /** The number of a word in a sorted dictionary, or -1. */
-export function termNumber(terms: readonly string[], word: string): number {
+export function termNumber(terms: Words, word: string): number {
   let lo = 0;
   let hi = terms.length - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >> 1;
-    const t = terms[mid];
+    const t = terms.at(mid)!;
     if (t === word) return mid;
     if (t < word) lo = mid + 1;
     else hi = mid - 1;
@@ -292,7 +292,7 @@ class IndexView {
     const { parFirst, parDepth, pagePaths, pageOf } = this.data;
     const first = parFirst[p];
     const crumbs = this.crumbsOf(first);
-    return { key: parentKey(pagePaths[pageOf[first]], crumbs, parDepth[p]), breadcrumb: crumbs.slice(0, parDepth[p]) };
+    return { key: parentKey(pagePaths.at(pageOf[first])!, crumbs, parDepth[p]), breadcrumb: crumbs.slice(0, parDepth[p]) };
   }
 
   parentSections(p: number): number[] {
@@ -312,7 +312,7 @@ class IndexView {
   runRef(secs: readonly number[]): UnitRef {
     const { pagePaths, pageOf } = this.data;
     return {
-      key: `${pagePaths[pageOf[secs[0]]]}\u0000${secs[0]}-${secs[secs.length - 1]}\u0002m`,
+      key: `${pagePaths.at(pageOf[secs[0]])}\u0000${secs[0]}-${secs[secs.length - 1]}\u0002m`,
       breadcrumb: runPath(secs.map((k) => this.crumbsOf(k))),
     };
   }
@@ -323,7 +323,7 @@ class IndexView {
     const sec = this.sectionAt(i);
     // Asked for each of a question's 200 candidates: each section's key is made once (its
     // breadcrumb parsed from JSON), then kept with the index.
-    return (this.sectionKeys[sec] ??= sectionKey({ sourcePath: this.data.pagePaths[this.data.pageOf[sec]], breadcrumb: this.crumbsOf(sec) }));
+    return (this.sectionKeys[sec] ??= sectionKey({ sourcePath: this.data.pagePaths.at(this.data.pageOf[sec])!, breadcrumb: this.crumbsOf(sec) }));
   }
 
   /** The section holding snippet position i (secStart is ascending). */
@@ -388,16 +388,17 @@ class Searcher {
     this.expansion = {
       synonyms,
       synonymWeight: params.synonymWeight,
-      vocabulary: params.prefixWeight > 0 ? Array.from(data.vocab, (t) => data.terms[t]) : undefined,
+      // Read through the dictionary when a word is looked up (a segment's opens with no strings made).
+      vocabulary: params.prefixWeight > 0 ? { length: data.vocab.length, at: (i: number) => data.terms.at(data.vocab[i]) } : undefined,
       prefixWeight: params.prefixWeight,
       prefixMinLength: params.prefixMinLength,
       idf: (w) => view.idf(data.bm25, w),
     };
     if (params.bridgeWeight > 0) {
-      const bridge = new HeadingBridge({ postings: wholePostings(data.bm25), head: data.head }, data.terms, params.bridge);
+      const bridge = new HeadingBridge({ postings: wholePostings(data.bm25), head: data.head }, wordArray(data.terms), params.bridge);
       this.expansion.associates = (w) => {
         const no = view.termNo(w);
-        return no < 0 ? [] : bridge.associates(no).map((a) => ({ t: data.terms[a.no], s: a.s }));
+        return no < 0 ? [] : bridge.associates(no).map((a) => ({ t: data.terms.at(a.no)!, s: a.s }));
       };
       this.expansion.bridgeWeight = params.bridgeWeight;
     }

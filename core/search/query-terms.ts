@@ -14,6 +14,7 @@
  */
 import vocabulary from './data/vocabulary.json' with { type: 'json' };
 import { tokenize } from './tokenize.ts';
+import type { Words } from './index-data.ts';
 
 interface VocabularyFile {
   categories: Array<{ name: string; why: string; groups: string[] }>;
@@ -73,7 +74,7 @@ export interface ExpansionContext {
   synonyms: ReadonlyMap<string, readonly string[]>;
   synonymWeight: number;
   /** The index's plain words, sorted (undefined: prefix matching off). */
-  vocabulary?: readonly string[];
+  vocabulary?: Words;
   prefixWeight: number;
   prefixMinLength: number;
   /** The sections' idf of an index word (0: not in the index). */
@@ -125,21 +126,22 @@ function commonPrefix(a: string, b: string): number {
  * prefix has at least `minLength` letters or is the whole of the shorter word (and at least 4
  * letters): at most `max`, the most frequent (lowest idf) first.
  */
-export function nearestByPrefix(vocabulary: readonly string[], word: string, minLength: number, max: number, idf: (w: string) => number): string[] {
+export function nearestByPrefix(vocabulary: Words, word: string, minLength: number, max: number, idf: (w: string) => number): string[] {
   if (!/^[a-z]+$/.test(word) || word.length < 4) return [];
+  const at = (i: number) => vocabulary.at(i)!;
   let lo = 0;
   let hi = vocabulary.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (vocabulary[mid] < word) lo = mid + 1;
+    if (at(mid) < word) lo = mid + 1;
     else hi = mid;
   }
   // The words sharing the longest prefix with `word` are next to where it would be.
-  const best = Math.max(lo > 0 ? commonPrefix(vocabulary[lo - 1], word) : 0, lo < vocabulary.length ? commonPrefix(vocabulary[lo], word) : 0);
+  const best = Math.max(lo > 0 ? commonPrefix(at(lo - 1), word) : 0, lo < vocabulary.length ? commonPrefix(at(lo), word) : 0);
   if (best < 4) return [];
   const out: string[] = [];
-  for (let i = lo - 1; i >= 0 && commonPrefix(vocabulary[i], word) >= best; i--) out.push(vocabulary[i]);
-  for (let i = lo; i < vocabulary.length && commonPrefix(vocabulary[i], word) >= best; i++) out.push(vocabulary[i]);
+  for (let i = lo - 1; i >= 0 && commonPrefix(at(i), word) >= best; i--) out.push(at(i));
+  for (let i = lo; i < vocabulary.length && commonPrefix(at(i), word) >= best; i++) out.push(at(i));
   const ok = out.filter((w) => best >= minLength || best === Math.min(w.length, word.length));
   return ok.sort((a, b) => idf(a) - idf(b) || a.localeCompare(b)).slice(0, max);
 }

@@ -4,7 +4,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { readFile, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Snippet } from '../../../core/contracts.ts';
-import { buildLexicalIndex } from '../../../core/search/lexical-index.ts';
+import { computeIndexData } from '../../../core/search/index-data.ts';
+import { DEFAULT_BM25, buildLexicalIndex } from '../../../core/search/lexical-index.ts';
 import { stem } from '../../../core/search/tokenize.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
 import { HEADER_BYTES, SEGMENT_DIR, SEGMENT_FORMAT, removeSegments } from '../../../plugins/store-embedded/segment.ts';
@@ -67,6 +68,29 @@ async function segmentRow(dir: string, buildId: string): Promise<unknown[]> {
 
 const segFile = (dir: string, buildId: string) => join(dir, SEGMENT_DIR, `${buildId}.seg`);
 
+type ArrayEntry = { name: string; offset: number; length: number };
+
+/** The JSON description of a segment file's index part. */
+function segmentMeta(bytes: Buffer): Record<string, unknown> & { arrays: ArrayEntry[]; paged: ArrayEntry[] } {
+  const metaLength = bytes.readUInt32LE(HEADER_BYTES);
+  return JSON.parse(bytes.toString('utf8', HEADER_BYTES + 4, HEADER_BYTES + 4 + metaLength));
+}
+
+/** Strings a segment file keeps as a UTF-8 table (`<name>.start` offsets into `<name>.bytes`), decoded. */
+function segmentStrings(bytes: Buffer, arrays: ArrayEntry[], name: string): string[] {
+  const entry = (n: string) => {
+    const e = arrays.find((a) => a.name === n);
+    assert.ok(e, `array ${n} is in the index part`);
+    return e;
+  };
+  const start = entry(`${name}.start`);
+  const blob = entry(`${name}.bytes`);
+  const offset = (i: number) => bytes.readUInt32LE(HEADER_BYTES + start.offset + 4 * i);
+  return Array.from({ length: start.length - 1 }, (_, i) => bytes.toString('utf8', HEADER_BYTES + blob.offset + offset(i), HEADER_BYTES + blob.offset + offset(i + 1)));
+}
+
+const segmentTerms = (bytes: Buffer, arrays: ArrayEntry[]) => segmentStrings(bytes, arrays, 'terms');
+
 describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, () => {
   const koa = hasCorpora ? koaSnippets() : [];
 
@@ -91,6 +115,29 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
         assert.deepEqual(got, expected, q);
         assert.ok(got.every((h) => Object.isFrozen(h.snippet) && Object.isFrozen(h.snippet.breadcrumb)));
       }
+
+      // Format 4: the dictionary and the page paths are UTF-8 tables of the index part, not JSON.
+      // Pages with non-ASCII paths (the tokenizer's words are ASCII; a page path is any text).
+      const words = ['café', 'naïve', '中文文档', '𝒳variable', 'Ａwide', 'zebra'];
+      const odd = words.map((w, i) => sampleSnippet({ title: `Part ${i}`, content: `About ${w} and more.`, breadcrumb: ['Guide', `Part ${i}`], sourcePath: `docs/${w}.md` }));
+      const oddId = await addLibrary(store, '/docs/odd', odd);
+      const oddServed = await store.getSnippets('/docs/odd', '');
+      const oddById = new Map(oddServed.map((s) => [s.id, s]));
+      const oddIndex = buildLexicalIndex(oddServed);
+      for (const q of [...words, 'more about', 'Part 3']) {
+        const expected = oddIndex.search(q, 10).map((r) => (r.unit ? { snippet: oddById.get(r.id), score: r.score, unit: r.unit } : { snippet: oddById.get(r.id), score: r.score }));
+        assert.deepEqual(await store.search('/docs/odd', '', q, 10), expected, q);
+      }
+      for (const w of ['variable', 'wide', 'zebra']) assert.equal((await store.search('/docs/odd', '', w, 1)).length, 1, `${w} is found`);
+      for (const [id, snippets] of [[buildId, served], [oddId, oddServed]] as const) {
+        const bytes = await readFile(segFile(dir, id));
+        const meta = segmentMeta(bytes);
+        assert.ok(!('terms' in meta) && !('pagePaths' in meta), 'the JSON description holds no dictionary and no page paths');
+        const computed = computeIndexData(snippets, DEFAULT_BM25);
+        assert.deepEqual(segmentStrings(bytes, meta.arrays, 'terms'), computed.terms);
+        assert.deepEqual(segmentStrings(bytes, meta.arrays, 'pages'), computed.pagePaths);
+      }
+      assert.ok(computeIndexData(oddServed, DEFAULT_BM25).pagePaths.includes('docs/中文文档.md'));
     }));
 
   test('after a restart the first query reads the segment and rebuilds nothing', () =>
@@ -150,16 +197,16 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
       assert.equal(postingsBase + bytes.readDoubleLE(144), bytes.length);
       const metaLength = bytes.readUInt32LE(HEADER_BYTES);
       const meta = JSON.parse(bytes.toString('utf8', HEADER_BYTES + 4, HEADER_BYTES + 4 + metaLength)) as {
-        terms: string[];
-        arrays: Array<{ name: string; offset: number }>;
+        arrays: Array<{ name: string; offset: number; length: number }>;
         paged: Array<{ name: string; offset: number; length: number }>;
       };
+      const terms = segmentTerms(bytes, meta.arrays);
       assert.ok(!meta.arrays.some((a) => a.name.endsWith('.docs') || a.name.endsWith('.tfw')), 'the index part holds no postings');
       for (const name of ['prose.items', 'code.items', 'own.items', 'crumbs.bytes']) {
         assert.ok(!meta.arrays.some((a) => a.name === name) && meta.paged.some((a) => a.name === name), `${name} is read by list`);
       }
       // Damage the first section posting of "middleware" (its weight's last byte).
-      const term = meta.terms.indexOf(stem('middleware'));
+      const term = terms.indexOf(stem('middleware'));
       assert.ok(term >= 0);
       const start = meta.arrays.find((a) => a.name === 'bm25.start')!;
       const first = bytes.readInt32LE(HEADER_BYTES + start.offset + 4 * term);
@@ -182,7 +229,8 @@ describe('index segments', { skip: !hasCorpora && 'needs ../shared/corpora' }, (
     ['truncated', async (f: string) => truncate(f, (await readFile(f)).length - 1000), 'corrupt'],
     ['bit-flipped in its index part', async (f: string) => flipBit(f, HEADER_BYTES + 5000), 'corrupt'],
     ['cut to half its header', async (f: string) => truncate(f, HEADER_BYTES / 2), 'corrupt'],
-    ['of an older format', async (f: string) => patchU32(f, 8, 0), 'old-format'],
+    // 2: the format before this one (4; 3 was never released), as files of it are on disk.
+    ['of the previous format (2)', async (f: string) => patchU32(f, 8, 2), 'old-format'],
     ['missing', async (f: string) => unlink(f), 'missing'],
   ] as const) {
     test(`a segment ${name} is rebuilt with a warning, answers unchanged`, () =>
