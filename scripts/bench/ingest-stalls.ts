@@ -7,14 +7,18 @@
  * included), the slowest synchronous calls of the chunkers and the store seen meanwhile (chunk,
  * addSnippets, addDocuments, the database export), and the main thread's garbage-collection
  * pauses over 20 ms (PerformanceObserver 'gc': scavenge, mark-compact).
-
  *
- *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh] [--chunk-worker-min-chars N] [--worker-nice N]
+ *   npx tsx scripts/bench/ingest-stalls.ts [--corpora python,koa] [--refresh] [--chunk-worker-min-chars N] [--worker-nice N] [--profile]
  *
- * `--refresh` ingests each corpus a second time (the refresh path: reused snippets). Timings
- * depend on the machine's load: the output carries the load averages.
+ * `--refresh` ingests each corpus a second time (the refresh path: reused snippets). `--profile`
+ * samples the main thread's CPU (node:inspector's profiler, every millisecond) and says, for
+ * each stall, which functions ran during it (`stallProfile`: the samples inside the stall's
+ * window, by function, inclusive; `(garbage collector)` is V8's GC on the main thread), and over
+ * all stalls. Profiling slows the main thread a little: compare runs made alike. Timings depend
+ * on the machine's load: the output carries the load averages.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from 'node:perf_hooks';
@@ -35,6 +39,8 @@ const { values } = parseArgs({
     'chunk-worker-min-chars': { type: 'string' },
     // The nice value of the ingest's worker threads (a server's: SERVER_WORKER_NICE; 0: as the main thread).
     'worker-nice': { type: 'string', default: String(SERVER_WORKER_NICE) },
+    // Samples the main thread's CPU and attributes every stall to the functions that ran in it.
+    profile: { type: 'boolean', default: false },
   },
 });
 setWorkerNice(Number(values['worker-nice']));
@@ -73,13 +79,16 @@ async function main(): Promise<void> {
     for (const name of names) {
       for (let round = 0; round < rounds; round++) {
         let last = 'start';
-        const stalls: Array<{ ms: number; after: string }> = [];
-        let tick = performance.now();
+        const stalls: Array<{ ms: number; after: string; fromUs: number; toUs: number }> = [];
+        // The monotonic clock of the profiler's timestamps (microseconds).
+        const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+        let tick = nowUs();
         const timer = setInterval(() => {
-          const now = performance.now();
-          if (now - tick > 55) stalls.push({ ms: Math.round(now - tick - 5), after: last });
+          const now = nowUs();
+          if (now - tick > 55_000) stalls.push({ ms: Math.round((now - tick) / 1000 - 5), after: last, fromUs: tick, toUs: now });
           tick = now;
         }, 5);
+        const profiler = values.profile ? await startProfile() : null;
         slow.length = 0;
         // The main thread's GC pauses: are the stalls collections of its heap?
         const gcKinds: Record<number, string> = {
@@ -123,6 +132,7 @@ async function main(): Promise<void> {
           last = `${e.stage ?? ''}: ${e.message.slice(0, 100)}`;
         };
         const done = await runIngestJob(kernel, job.id, { onLog, ...(minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) }) });
+        const profile = profiler ? await profiler.stop() : null;
         gc.disconnect();
         kernel.store.appendJobLog = logLine;
         kernel.store.finalizeBuild = finalize;
@@ -151,8 +161,12 @@ async function main(): Promise<void> {
               e.maxMs = Math.max(e.maxMs, x.ms);
               return acc;
             }, {}),
-            stalls: stalls.sort((a, b) => b.ms - a.ms).slice(0, 12),
+            stalls: stalls
+              .sort((a, b) => b.ms - a.ms)
+              .slice(0, 12)
+              .map(({ ms, after }) => ({ ms, after })),
             slowCalls: slow.sort((a, b) => b.ms - a.ms).slice(0, 12),
+            ...(profile ? { stallProfile: attributeStalls(profile, stalls) } : {}),
           }),
         );
       }
@@ -163,6 +177,79 @@ async function main(): Promise<void> {
     load.push(loadavg().map((x) => x.toFixed(2)));
     console.log(JSON.stringify({ loadavg: { before: load[0], after: load[1] } }));
   }
+}
+
+interface CpuProfile {
+  nodes: Array<{ id: number; callFrame: { functionName: string; url: string }; children?: number[] }>;
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Starts sampling the main thread's CPU (every millisecond); `stop` gives the profile. */
+async function startProfile(): Promise<{ stop(): Promise<CpuProfile> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+      session.disconnect();
+      return profile;
+    },
+  };
+}
+
+/**
+ * The functions that ran during each stall (the profile's samples inside its window), inclusive
+ * (a function counts for every sample it is on the stack of), the project's own frames and
+ * V8's GC named first; and the same over all stalls.
+ */
+function attributeStalls(profile: CpuProfile, stalls: ReadonlyArray<{ ms: number; after: string; fromUs: number; toUs: number }>) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const label = (id: number) => {
+    const { functionName, url } = byId.get(id)!.callFrame;
+    const file = url.startsWith('file://') ? fileURLToPath(url).slice(ROOT.length) : url.split('/').slice(-2).join('/');
+    return file ? `${functionName || '(anonymous)'} ${file}` : functionName;
+  };
+  const times: number[] = [];
+  let t = profile.startTime;
+  for (const d of profile.timeDeltas) times.push((t += d));
+  const own = (name: string) => /^\S+ (core|plugins|server)\//.test(name) || name === '(garbage collector)';
+  const overall = new Map<string, number>();
+  const per = [...stalls]
+    .sort((a, b) => b.ms - a.ms)
+    .map((s) => {
+      const inclusive = new Map<string, number>();
+      let sampled = 0;
+      for (let i = 0; i < times.length; i++) {
+        if (times[i] <= s.fromUs || times[i] > s.toUs) continue;
+        const leaf = byId.get(profile.samples[i])!.callFrame.functionName;
+        if (leaf === '(idle)' || leaf === '(root)') continue;
+        sampled++;
+        const seen = new Set<string>();
+        for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parent.get(id)) {
+          const name = label(id);
+          if (name === '(root)' || seen.has(name)) continue;
+          seen.add(name);
+          inclusive.set(name, (inclusive.get(name) ?? 0) + 1);
+        }
+      }
+      for (const [k, v] of inclusive) if (own(k)) overall.set(k, (overall.get(k) ?? 0) + v);
+      const top = [...inclusive].filter(([k]) => own(k)).sort((a, b) => b[1] - a[1]);
+      return { ms: s.ms, after: s.after.slice(0, 60), busySamples: sampled, top: top.slice(0, 8).map(([k, v]) => `${v} ${k}`) };
+    });
+  return {
+    overBusySamplesOfAllStalls: [...overall]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 25)
+      .map(([k, v]) => `${v} ${k}`),
+    stalls: per.slice(0, 15),
+  };
 }
 
 await main();
