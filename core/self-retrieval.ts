@@ -9,7 +9,7 @@
  * See docs/library-scores.md.
  */
 import { createHash } from 'node:crypto';
-import type { SearchHit, StoredSnippet, Store } from './contracts.ts';
+import type { SearchHit, SnippetHead, Store } from './contracts.ts';
 import { sectionKey } from './search/sections.ts';
 import { tokenize } from './search/tokenize.ts';
 import { timeSlicer } from './yield-loop.ts';
@@ -47,10 +47,11 @@ interface Section {
 }
 
 /**
- * The sections of a build in document order, keyed as retrieval groups them. Sliced (a large
- * build has thousands of headings to tokenize): a server running the check keeps answering.
+ * The sections of a build in document order, keyed as retrieval groups them, from its snippets'
+ * heads (Store.getSnippetHeads: no snippet text is read or kept for this). Sliced (a large build
+ * has thousands of headings to tokenize): a server running the check keeps answering.
  */
-async function sectionsOf(snippets: readonly StoredSnippet[]): Promise<Section[]> {
+async function sectionsOf(snippets: readonly SnippetHead[]): Promise<Section[]> {
   const seen = new Map<string, Section>();
   const pause = timeSlicer();
   for (const s of snippets) {
@@ -77,7 +78,7 @@ export async function selfRetrievalScore(store: Store, libraryId: string, versio
   const sampleSize = Math.max(0, Math.floor(options.sample ?? SELF_RETRIEVAL_SAMPLE));
   const topK = Math.max(1, Math.floor(options.topK ?? SELF_RETRIEVAL_TOP_K));
   const seed = options.seed ?? 'refdesk';
-  const sections = await sectionsOf(await store.getSnippets(libraryId, version));
+  const sections = await sectionsOf(await store.getSnippetHeads(libraryId, version));
   const rank = (key: string) => createHash('sha1').update(seed).update('\0').update(key).digest('hex');
   const ranked: Array<{ s: Section; r: string }> = [];
   const pause = timeSlicer();

@@ -88,6 +88,22 @@ describe('library metadata and scores through the kernel (upload source, embedde
     assert.equal(again.score, library.benchmarkScore, 'the sample is deterministic');
     assert.ok(again.asked > 0 && again.asked <= 100 && again.found <= again.asked);
     assert.deepEqual(await kernel.store.getSnippets('/docs/koa', ''), before);
+    // The check lists the sections from the snippets' heads, never reading their text (getSnippets).
+    const calls = new Map<string, number>();
+    const counting = new Proxy(kernel.store, {
+      get(target, name, receiver) {
+        const v = Reflect.get(target, name, receiver) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    assert.deepEqual(await selfRetrievalScore(counting, '/docs/koa', ''), again);
+    assert.equal(calls.get('getSnippets'), undefined, 'no snippet text read');
+    assert.equal(calls.get('getSnippetHeads'), 1);
+    assert.equal(calls.get('search'), again.asked);
     // The event loop gets turns while the check runs (a server keeps answering meanwhile).
     let turns = 0;
     const timer = setInterval(() => turns++, 0);
