@@ -7,6 +7,7 @@ import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { markdownMeta } from '../../core/readme-meta.ts';
 import { selfRetrievalScore } from '../../core/self-retrieval.ts';
+import type { ContextSearcher } from '../../core/query.ts';
 import { trustParts, trustScore, type TrustInputs } from '../../core/trust-score.ts';
 import { MemoryStore } from '../../core/testing/memory-store.ts';
 import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
@@ -104,6 +105,24 @@ describe('library metadata and scores through the kernel (upload source, embedde
     assert.equal(calls.get('getSnippets'), undefined, 'no snippet text read');
     assert.equal(calls.get('getSnippetHeads'), 1);
     assert.equal(calls.get('search'), again.asked);
+    // With a searcher (a server's search pool) the questions go to it; one that cannot serve the version (null) or fails leaves them to the store.
+    let asked = 0;
+    const searcher: ContextSearcher = {
+      async search(libraryId, version, query, limit, assemble) {
+        asked++;
+        assert.equal(assemble, null, 'hits, not an assembled answer');
+        return { hits: await kernel.store.search(libraryId, version, query, limit) };
+      },
+    };
+    calls.clear();
+    assert.deepEqual(await selfRetrievalScore(counting, '/docs/koa', '', { searcher }), again);
+    assert.equal(asked, again.asked);
+    assert.equal(calls.get('search'), undefined, 'the store searched nothing');
+    for (const broken of [async () => null, async () => Promise.reject(new Error('worker died'))]) {
+      calls.clear();
+      assert.deepEqual(await selfRetrievalScore(counting, '/docs/koa', '', { searcher: { search: broken } }), again);
+      assert.equal(calls.get('search'), again.asked);
+    }
     // The event loop gets turns while the check runs (a server keeps answering meanwhile).
     let turns = 0;
     const timer = setInterval(() => turns++, 0);
