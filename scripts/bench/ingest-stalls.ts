@@ -136,12 +136,15 @@ async function main(): Promise<void> {
         const { job } = await addLibrary(kernel, { source: 'upload', name, spec: { path: join(values['corpora-dir']!, name) } });
         // The finalize and what follows it (the self-retrieval check) log nothing until the end: named here.
         const finalize = kernel.store.finalizeBuild.bind(kernel.store);
+        // The main thread's time on a core from the end of finalize to the end of the job (the check, the library's meta).
+        let afterFinalize: { runNs: number } | null = null;
         kernel.store.finalizeBuild = async (id) => {
           last = 'finalizing: store.finalizeBuild';
           try {
             return await finalize(id);
           } finally {
             last = 'checking: after finalizeBuild (self-retrieval check, library meta)';
+            afterFinalize = mainThreadSchedstat();
           }
         };
         const logLine = kernel.store.appendJobLog.bind(kernel.store);
@@ -160,6 +163,7 @@ async function main(): Promise<void> {
           ...(pool ? { searcher: pool } : {}),
           ...(minChars === undefined ? {} : { chunkWorkerMinChars: Number(minChars) }),
         });
+        const jobEnd = mainThreadSchedstat();
         const profile = profiler ? await profiler.stop() : null;
         gc.disconnect();
         kernel.store.appendJobLog = logLine;
@@ -183,12 +187,15 @@ async function main(): Promise<void> {
             searchPool: { size: poolSize, searched: (pool?.stats.searched ?? 0) - searched },
             stallsOver50ms: stalls.length,
             mainThreadGcMs: Math.round(gcTotalMs),
+            mainThreadRunAfterFinalizeMs: afterFinalize && jobEnd ? Math.round((jobEnd.runNs - (afterFinalize as { runNs: number }).runNs) / 1e6) : null,
             // Per stage of the job (reading: documents read and chunked; finalizing; done: the self-retrieval check and after).
-            stallsByStage: stalls.reduce<Record<string, { n: number; maxMs: number }>>((acc, x) => {
+            stallsByStage: stalls.reduce<Record<string, { n: number; maxMs: number; runMs: number; waitMs: number }>>((acc, x) => {
               const k = x.after.split(':')[0] || 'start';
-              const e = (acc[k] ??= { n: 0, maxMs: 0 });
+              const e = (acc[k] ??= { n: 0, maxMs: 0, runMs: 0, waitMs: 0 });
               e.n++;
               e.maxMs = Math.max(e.maxMs, x.ms);
+              e.runMs += x.runMs ?? 0;
+              e.waitMs += x.waitMs ?? 0;
               return acc;
             }, {}),
             // Summed over the stalls: the main thread running, and waiting for a core (the machine's load).
