@@ -106,6 +106,12 @@ export interface StoredSnippet extends Snippet {
   seq: number;
 }
 
+/**
+ * What listing a build's sections needs of a snippet, without its text (Store.getSnippetHeads):
+ * its id and order, its file, heading path and title, as getSnippets gives them.
+ */
+export type SnippetHead = Pick<StoredSnippet, 'id' | 'seq' | 'sourcePath' | 'breadcrumb' | 'title'>;
+
 /** Where a served build's index segment lives (Store.segmentFile). */
 export interface SegmentFileRef {
   buildId: string;
@@ -636,6 +642,14 @@ export interface BuildStore {
 
   /** All snippets of the served build of a version, in document order. */
   getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]>;
+  /**
+   * The heads (SnippetHead: id, seq, file, heading path, title) of every snippet of the served
+   * build of a version, in document order: getSnippets' snippets cut to these fields, and the same
+   * errors. For a caller that lists a build's sections (the self-retrieval check,
+   * core/self-retrieval.ts): a store reads no more than it must and keeps no snippet text, and
+   * reads a large build in pieces, giving the event loop a turn between them.
+   */
+  getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]>;
   /** Lexical search over the served build of a version, best first, at most `limit` hits. */
   search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]>;
   /**

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { BuildDocument, IngestProgress, JobRecord, LibraryMeta, LibraryRecord, LogLevel, PreviousDocument, Snippet, SourceDocument, StoredSnippet } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
+import type { ContextSearcher } from './query.ts';
 import { RefdeskError, isRefdeskError } from './errors.ts';
 import { formatLibraryId, parseLibraryId, validateLibraryName } from './library-id.ts';
 import { resolveLibraryId } from './library-resolve.ts';
@@ -151,6 +152,8 @@ export interface RunJobOptions {
   allInWorkerDocs?: number;
   /** The job, already claimed by the caller (a shared queue's claimNextJob): run without claiming it again. */
   claimed?: JobRecord;
+  /** Searches the self-retrieval check's questions off the event loop (a server's search pool; core/library-meta.ts). */
+  searcher?: ContextSearcher;
 }
 
 /**
@@ -443,7 +446,7 @@ export async function runIngestJob(kernel: Kernel, jobId: string, options: RunJo
     buildId = null;
     if (servedBuild && servedBuild !== finalized) await removeBuildVectors(kernel.env.dataDir, servedBuild);
     if (job.version === '' && suggested.size > 0) await queueSuggestedVersions(kernel, job.libraryId, library.source.kind, [...suggested], log);
-    if (job.version === '') await recordLibraryMeta(kernel, job.libraryId, libraryMeta, { documents: progress.files, skippedDocuments, snippets: progress.snippets }, log);
+    if (job.version === '') await recordLibraryMeta(kernel, job.libraryId, libraryMeta, { documents: progress.files, skippedDocuments, snippets: progress.snippets }, log, options.searcher);
     report(true);
     stage = 'done';
     log('info', `finalized: ${progress.files} documents, ${progress.snippets} snippets, ${totalTokens} tokens in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -8,6 +8,7 @@
  */
 import type { LibraryMeta, LogLevel, Store } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
+import type { ContextSearcher } from './query.ts';
 import { selfRetrievalScore } from './self-retrieval.ts';
 import { trustScore } from './trust-score.ts';
 
@@ -95,14 +96,22 @@ export interface BuildFacts {
 
 /**
  * Stores the source's metadata, the trust score and the benchmark score on the library after
- * the build of its default version was finalized. Never throws: the build is already served,
+ * the build of its default version was finalized (its questions searched by `searcher` when given:
+ * a server's search pool). Never throws: the build is already served,
  * so a failure here is a warning in the job log and the library keeps its previous fields.
  */
-export async function recordLibraryMeta(kernel: Kernel, libraryId: string, meta: LibraryMeta, facts: BuildFacts, log: (level: LogLevel, message: string) => void): Promise<void> {
+export async function recordLibraryMeta(
+  kernel: Kernel,
+  libraryId: string,
+  meta: LibraryMeta,
+  facts: BuildFacts,
+  log: (level: LogLevel, message: string) => void,
+  searcher?: ContextSearcher,
+): Promise<void> {
   const { store } = kernel;
   try {
     const started = Date.now();
-    const bench = await selfRetrievalScore(store, libraryId, '');
+    const bench = await selfRetrievalScore(store, libraryId, '', searcher ? { searcher } : {});
     const benchMs = Date.now() - started;
     const library = await store.getLibrary(libraryId);
     if (!library) return;

@@ -9,7 +9,8 @@
  * See docs/library-scores.md.
  */
 import { createHash } from 'node:crypto';
-import type { SearchHit, StoredSnippet, Store } from './contracts.ts';
+import type { SearchHit, SnippetHead, Store } from './contracts.ts';
+import type { ContextSearcher } from './query.ts';
 import { sectionKey } from './search/sections.ts';
 import { tokenize } from './search/tokenize.ts';
 import { timeSlicer } from './yield-loop.ts';
@@ -21,6 +22,12 @@ export interface SelfRetrievalOptions {
   topK?: number;
   /** Seed of the sample's hash (default 'refdesk'). */
   seed?: string;
+  /**
+   * Where the questions are searched (a server's search pool, server/search-pool.ts: the new
+   * segment is opened and searched in a worker thread, which then holds it for the library's
+   * questions); the store's search when absent, when it cannot serve the version (null) or fails.
+   */
+  searcher?: ContextSearcher;
 }
 
 export interface SelfRetrievalResult {
@@ -47,10 +54,11 @@ interface Section {
 }
 
 /**
- * The sections of a build in document order, keyed as retrieval groups them. Sliced (a large
- * build has thousands of headings to tokenize): a server running the check keeps answering.
+ * The sections of a build in document order, keyed as retrieval groups them, from its snippets'
+ * heads (Store.getSnippetHeads: no snippet text is read or kept for this). Sliced (a large build
+ * has thousands of headings to tokenize): a server running the check keeps answering.
  */
-async function sectionsOf(snippets: readonly StoredSnippet[]): Promise<Section[]> {
+async function sectionsOf(snippets: readonly SnippetHead[]): Promise<Section[]> {
   const seen = new Map<string, Section>();
   const pause = timeSlicer();
   for (const s of snippets) {
@@ -72,12 +80,23 @@ function answers(hit: SearchHit, target: Section): boolean {
   return parent.length <= target.breadcrumb.length && parent.every((h, i) => target.breadcrumb[i] === h);
 }
 
+/** A question's hits from the searcher, or null: none, it cannot serve the version, or it failed. */
+async function searchOff(searcher: ContextSearcher | undefined, libraryId: string, version: string, question: string): Promise<SearchHit[] | null> {
+  if (!searcher) return null;
+  try {
+    const reply = await searcher.search(libraryId, version, question, HITS_PER_QUESTION, null);
+    return reply && 'hits' in reply ? reply.hits : null;
+  } catch {
+    return null; // a worker that died or a pool shutting down: the store answers
+  }
+}
+
 /** Runs the check on the served build of (libraryId, version). */
 export async function selfRetrievalScore(store: Store, libraryId: string, version: string, options: SelfRetrievalOptions = {}): Promise<SelfRetrievalResult> {
   const sampleSize = Math.max(0, Math.floor(options.sample ?? SELF_RETRIEVAL_SAMPLE));
   const topK = Math.max(1, Math.floor(options.topK ?? SELF_RETRIEVAL_TOP_K));
   const seed = options.seed ?? 'refdesk';
-  const sections = await sectionsOf(await store.getSnippets(libraryId, version));
+  const sections = await sectionsOf(await store.getSnippetHeads(libraryId, version));
   const rank = (key: string) => createHash('sha1').update(seed).update('\0').update(key).digest('hex');
   const ranked: Array<{ s: Section; r: string }> = [];
   const pause = timeSlicer();
@@ -94,7 +113,7 @@ export async function selfRetrievalScore(store: Store, libraryId: string, versio
     // A store's search may resolve without I/O: give the event loop a turn between questions, so
     // a server running the check keeps answering requests (and its keep-alive sockets) meanwhile.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const hits = await store.search(libraryId, version, target.heading, HITS_PER_QUESTION);
+    const hits = (await searchOff(options.searcher, libraryId, version, target.heading)) ?? (await store.search(libraryId, version, target.heading, HITS_PER_QUESTION));
     const shown = new Set<string>();
     for (const hit of hits) {
       const answer = hit.unit?.key ?? sectionKey(hit.snippet);

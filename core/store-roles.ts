@@ -23,7 +23,7 @@ const JOB_QUEUE_METHODS = ['claimNextJob', 'renewLease', 'releaseJob', 'requestC
 /** Every method of every role, by role. */
 export const STORE_ROLE_METHODS = {
   catalog: ['upsertLibrary', 'getLibrary', 'listLibraries', 'deleteLibrary', 'renameLibrary', 'resolveLibraryAlias', 'getVersion', 'listVersions'],
-  builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'search', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors'],
+  builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'getSnippetHeads', 'search', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors'],
   jobs: ['createJob', 'createJobOnce', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs', ...JOB_QUEUE_METHODS],
   apiKeys: ['createApiKey', 'findApiKeyByHash', 'listApiKeys', 'revokeApiKey'],
   sessions: ['getAdminAccount', 'setAdminAccount', 'createSession', 'getSession', 'updateSession', 'deleteSessions'],

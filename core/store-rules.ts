@@ -3,7 +3,7 @@
  * job states, how a job's state shows in its library's state, input checks, snippet defaults,
  * not-found errors.
  */
-import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryRecord, LibraryState, LogLevel, Snippet } from './contracts.ts';
+import type { IngestProgress, JobRecord, JobState, LibraryInput, LibraryRecord, LibraryState, LogLevel, Snippet, SnippetHead, StoredSnippet } from './contracts.ts';
 import { RefdeskError } from './errors.ts';
 import { sortVersionsNewestFirst } from './version-order.ts';
 
@@ -39,6 +39,11 @@ export function snippetDefaults(s: Snippet): Snippet {
 }
 
 /** The library state a library's newest job implies when no default build is served. */
+/** A stored snippet's head (Store.getSnippetHeads): a new object holding no text of the snippet. */
+export function snippetHead(s: StoredSnippet): SnippetHead {
+  return { id: s.id, seq: s.seq, sourcePath: s.sourcePath, breadcrumb: s.breadcrumb, title: s.title };
+}
+
 export function jobStateToLibraryState(state: string | null | undefined): LibraryState | null {
   if (state === 'queued' || state === 'running') return 'processing';
   if (state === 'failed' || state === 'interrupted') return 'error';

@@ -96,6 +96,8 @@ export function createApp(kernel: Kernel, options: AppOptions = {}): RefdeskApp 
   // A change of the provider settings (API or UI): new clients, and embed jobs for an embedder turned on or changed.
   onProviderSettingsPatched(kernel.store, () => jobs.providersChanged());
   const searchPool = createSearchPool(kernel, options.searchPool);
+  // The self-retrieval check after each build searches in the pool too (off the event loop).
+  jobs.searcher = searchPool;
   const service = createApiService(kernel, jobs, searchPool ?? undefined);
   const allowedHosts = [...parseAllowedHosts(kernel.config.server?.allowedHosts ?? [], 'server.allowedHosts'), ...(options.allowedHosts ?? [])];
   const hosts = new HostAllowList(allowedHosts);

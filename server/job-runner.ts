@@ -7,6 +7,7 @@ import { RefdeskError, isRefdeskError } from '../core/errors.ts';
 import { appendJobLogLines, pruneJobLogs, type JobLogEntry } from '../core/job-log.ts';
 import { queueRechunks } from '../core/rechunk.ts';
 import { queueEmbeddings, removeOrphanVectors } from '../core/vectors.ts';
+import type { ContextSearcher } from '../core/query.ts';
 
 /** What a job's watchers hear (GET /api/jobs/{id}/events): its state, progress, log lines, and its end. */
 export type JobEvent =
@@ -59,6 +60,9 @@ export class JobRunner {
   private unwatch: (() => void) | null = null;
   /** Shared queue: jobs running on other nodes that watchers here follow through the store. */
   private readonly remote = new Map<string, { timer: NodeJS.Timeout; lastSeq: number; state: string; progress: string; busy: boolean }>();
+
+  /** Where a job's self-retrieval check searches (the server's search pool: createApp sets it). */
+  searcher: ContextSearcher | null = null;
 
   constructor(private readonly kernel: Kernel) {
     this.shared = sharedJobQueue(kernel.store);
@@ -423,6 +427,7 @@ export class JobRunner {
         signal: opts.signal,
         cancel: cancel.signal,
         ...(opts.claimed ? { claimed: opts.claimed } : {}),
+        ...(this.searcher ? { searcher: this.searcher } : {}),
         onStart: (job) => this.emit(id, { type: 'state', job }),
         onLog: (entry) => {
           recent.entries.push(entry);

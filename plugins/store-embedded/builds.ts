@@ -8,9 +8,9 @@ import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { gunzip as gunzipCb, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { BuildDocument, BuildStats, BuildStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
+import type { BuildDocument, BuildStats, BuildStore, SearchHit, SegmentFileRef, Snippet, SnippetHead, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../../core/store-rules.ts';
+import { invalid, libraryNotFound, notServedError, snippetDefaults, snippetHead } from '../../core/store-rules.ts';
 import { computeIndexData } from '../../core/search/index-data.ts';
 import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
 import { removeOrphanStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
@@ -315,6 +315,25 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     const packed = get(db, 'SELECT data FROM build_snippets WHERE build_id = ?', [buildId]);
     if (!packed) return this.loadBuild(buildId);
     return frozenSnippets(JSON.parse((await gunzipAsync(packed.data as Uint8Array)).toString('utf8')) as StoredSnippet[]);
+  }
+
+  /**
+   * The heads of the served build's snippets, read from its pack a block at a time (each block
+   * inflated off the event loop, parsed, and cut to its heads): no snippet text is kept, and the
+   * event loop turns between blocks. A build finalized before packs: getSnippets' snippets, cut.
+   */
+  async getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]> {
+    this.requireDb();
+    const buildId = this.servedBuildId(libraryId, version);
+    const pack = this.packPath(buildId);
+    if (!pack) return (await this.getSnippets(libraryId, version)).map(snippetHead);
+    const out: SnippetHead[] = [];
+    try {
+      for await (const block of readPack(pack)) for (const s of block) out.push(snippetHead(s));
+    } catch (err) {
+      throw this.packUnreadable(buildId, err);
+    }
+    return out;
   }
 
   async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {

@@ -21,9 +21,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { BuildDocument, BuildStore, BuildVectorStore, SearchHit, SegmentFileRef, Snippet, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
+import type { BuildDocument, BuildStore, BuildVectorStore, SearchHit, SegmentFileRef, Snippet, SnippetHead, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { invalid, libraryNotFound, notServedError, snippetDefaults } from '../../core/store-rules.ts';
+import { invalid, libraryNotFound, notServedError, snippetDefaults, snippetHead } from '../../core/store-rules.ts';
 import { hasStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
 import { StagingFile, stagingFileName } from '../store-embedded/build-pack.ts';
 import { SEGMENT_FORMAT, searchServedSegment, type ServedSegment } from '../store-embedded/segment.ts';
@@ -34,6 +34,9 @@ import { jsonObject, num, str } from './rows.ts';
 import { BuildGoneError, PgSegmentCache } from './segment-cache.ts';
 import { downloadStoredDocs, uploadSegment, uploadStoredDocs } from './segment-rows.ts';
 import { PgRowVectors, PgVectors } from './vectors.ts';
+
+/** Snippets read per slice by getSnippetHeads (the event loop turns between slices). */
+const HEADS_SLICE = 1000;
 
 export class PgBuilds extends PgRole implements BuildStore {
   /** This node's served builds, cached segment files and open segments. */
@@ -240,6 +243,30 @@ export class PgBuilds extends PgRole implements BuildStore {
       const all = segment.snippets(Array.from(segment.ids ?? []));
       return all.filter((s): s is StoredSnippet => s !== undefined);
     });
+  }
+
+  /**
+   * The heads of the served build's snippets, read from its segment's records a slice at a time
+   * (HEADS_SLICE snippets, the event loop turning between slices), keeping no snippet text. A build
+   * replaced meanwhile (by any node) is listed again from its successor, once.
+   */
+  async getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]> {
+    for (let attempt = 0; ; attempt++) {
+      const { buildId, ids } = await this.withServed(libraryId, version, (segment) => ({ buildId: segment.buildId, ids: Array.from(segment.ids ?? []) }));
+      try {
+        const out: SnippetHead[] = [];
+        for (let i = 0; i < ids.length; i += HEADS_SLICE) {
+          if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          const slice = ids.slice(i, i + HEADS_SLICE);
+          const heads = await this.cache.use(buildId, (segment) => segment.snippets(slice));
+          for (const s of heads) if (s !== undefined) out.push(snippetHead(s));
+        }
+        return out;
+      } catch (err) {
+        if (!(err instanceof BuildGoneError) || attempt > 0) throw this.gone(err);
+        this.cache.forgetLibrary(libraryId);
+      }
+    }
   }
 
   async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {

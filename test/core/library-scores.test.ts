@@ -7,6 +7,7 @@ import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { markdownMeta } from '../../core/readme-meta.ts';
 import { selfRetrievalScore } from '../../core/self-retrieval.ts';
+import type { ContextSearcher } from '../../core/query.ts';
 import { trustParts, trustScore, type TrustInputs } from '../../core/trust-score.ts';
 import { MemoryStore } from '../../core/testing/memory-store.ts';
 import { CORPORA_DIR, hasCorpora } from '../helpers/corpora.ts';
@@ -88,6 +89,42 @@ describe('library metadata and scores through the kernel (upload source, embedde
     assert.equal(again.score, library.benchmarkScore, 'the sample is deterministic');
     assert.ok(again.asked > 0 && again.asked <= 100 && again.found <= again.asked);
     assert.deepEqual(await kernel.store.getSnippets('/docs/koa', ''), before);
+    // The check lists the sections from the snippets' heads, never reading their text (getSnippets).
+    const calls = new Map<string, number>();
+    const counting = new Proxy(kernel.store, {
+      get(target, name, receiver) {
+        const v = Reflect.get(target, name, receiver) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          calls.set(String(name), (calls.get(String(name)) ?? 0) + 1);
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    // (20 questions: what is counted does not depend on the sample's size.)
+    const twenty = await selfRetrievalScore(kernel.store, '/docs/koa', '', { sample: 20 });
+    assert.deepEqual(await selfRetrievalScore(counting, '/docs/koa', '', { sample: 20 }), twenty);
+    assert.equal(calls.get('getSnippets'), undefined, 'no snippet text read');
+    assert.equal(calls.get('getSnippetHeads'), 1);
+    assert.equal(calls.get('search'), 20);
+    // With a searcher (a server's search pool) the questions go to it; one that cannot serve the version (null) or fails leaves them to the store.
+    let asked = 0;
+    const searcher: ContextSearcher = {
+      async search(libraryId, version, query, limit, assemble) {
+        asked++;
+        assert.equal(assemble, null, 'hits, not an assembled answer');
+        return { hits: await kernel.store.search(libraryId, version, query, limit) };
+      },
+    };
+    calls.clear();
+    assert.deepEqual(await selfRetrievalScore(counting, '/docs/koa', '', { sample: 20, searcher }), twenty);
+    assert.equal(asked, 20);
+    assert.equal(calls.get('search'), undefined, 'the store searched nothing');
+    for (const broken of [async () => null, async () => Promise.reject(new Error('worker died'))]) {
+      calls.clear();
+      assert.deepEqual(await selfRetrievalScore(counting, '/docs/koa', '', { sample: 20, searcher: { search: broken } }), twenty);
+      assert.equal(calls.get('search'), 20);
+    }
     // The event loop gets turns while the check runs (a server keeps answering meanwhile).
     let turns = 0;
     const timer = setInterval(() => turns++, 0);

@@ -17,6 +17,8 @@ import { addLibrary, runIngestJob } from '../../core/ingest.ts';
 import { getContext, toContextJson } from '../../core/query.ts';
 import { createApp } from '../../server/app.ts';
 import type { SearchPool } from '../../server/search-pool.ts';
+import type { JobRunner } from '../../server/job-runner.ts';
+import { selfRetrievalScore } from '../../core/self-retrieval.ts';
 import { listenOnLoopback } from '../helpers/listen.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,6 +43,9 @@ describe('context searches in worker threads over HTTP', () => {
   let server: Server;
   let base: string;
   let pool: SearchPool;
+  let jobs: JobRunner;
+  /** The benchmark score of the first build, whose check searched on the main thread (no pool). */
+  let mainThreadScore: number;
   const logs: string[] = [];
 
   const get = async (path: string) => {
@@ -60,9 +65,11 @@ describe('context searches in worker threads over HTTP', () => {
     await kernel.open();
     const { job } = await addLibrary(kernel, { source: 'upload', name: 'widgets', spec: { path: join(dir, 'docs') } });
     assert.equal((await runIngestJob(kernel, job.id)).state, 'succeeded');
+    mainThreadScore = (await kernel.store.getLibrary('/docs/widgets'))!.benchmarkScore;
     const made = createApp(kernel, { searchPool: { size: 2, testHooks: true } });
     assert.ok(made.searchPool);
     pool = made.searchPool;
+    jobs = made.jobs;
     server = createServer(made.app.callback());
     base = await listenOnLoopback(server);
   });
@@ -86,6 +93,22 @@ describe('context searches in worker threads over HTTP', () => {
     const txt = await ctx('configure the sprocket', 'txt');
     assert.equal(txt.status, 200);
     assert.match(txt.text, /sprocketLevel/);
+  });
+
+  test("the server's ingest asks its self-retrieval check's questions of the pool (the new segment opened in a worker); the same score", async () => {
+    const before = pool.stats.searched;
+    const opened = (kernel.store as unknown as { segmentStats: { opened: number } }).segmentStats.opened;
+    const { job } = await addLibrary(kernel, { source: 'upload', name: 'widgets', spec: { path: join(dir, 'docs') } });
+    jobs.enqueue(job.id);
+    await jobs.idle();
+    assert.equal((await kernel.store.getJob(job.id))?.state, 'succeeded');
+    assert.equal((await kernel.store.getLibrary('/docs/widgets'))!.benchmarkScore, mainThreadScore);
+    const asked = pool.stats.searched - before;
+    assert.ok(asked > 0, 'the check searched in the pool');
+    assert.equal(asked, (await selfRetrievalScore(kernel.store, '/docs/widgets', '')).asked, 'every question');
+    assert.ok(mainThreadScore > 0);
+    // Only the line above (the main thread's own check) opened the new segment on the main thread.
+    assert.equal((kernel.store as unknown as { segmentStats: { opened: number } }).segmentStats.opened, opened + 1);
   });
 
   test('a query past the deadline answers 504 processing_timeout at the deadline; /ping answers meanwhile; the next query is served', async () => {

@@ -6,10 +6,11 @@ import type {
   BuildStore,
   SearchHit,
   Snippet,
+  SnippetHead,
   StoredSnippet,
   VersionRecord,
 } from '../../contracts.ts';
-import { invalid, libraryNotFound, notServedError } from '../../store-rules.ts';
+import { invalid, libraryNotFound, notServedError, snippetHead } from '../../store-rules.ts';
 import { buildLexicalIndex } from '../../search/lexical-index.ts';
 import type { MemoryCatalog } from './catalog.ts';
 import { MemoryRole, copySnippet, versionKey, type BuildRow, type MemoryState } from './state.ts';
@@ -109,6 +110,11 @@ export class MemoryBuilds extends MemoryRole implements BuildStore {
   async getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]> {
     this.requireOpen();
     return [...this.servedBuild(libraryId, version).snippets];
+  }
+
+  async getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]> {
+    this.requireOpen();
+    return this.servedBuild(libraryId, version).snippets.map(snippetHead);
   }
 
   async search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]> {

@@ -188,6 +188,31 @@ export function runBuildStoreContract(name: string, makeStore: MakeStore<Catalog
       assert.equal(totals?.totalTokens, 17 + 8 + 10 + 10);
     });
 
+    storeTest('getSnippetHeads gives each snippet of the served build cut to id, seq, file, heading path and title, in order', async (store) => {
+      await store.upsertLibrary(lib('/docs/koa'));
+      await buildVersion(store, '/docs/koa', '', [sampleSnippet({ content: 'old' })]);
+      const b = await store.beginBuild('/docs/koa', '', null);
+      await store.addSnippets(b, [
+        sampleSnippet({ title: 'Create an app', content: 'long prose '.repeat(50), breadcrumb: ['Koa', 'Getting started'], sourcePath: 'docs/index.md' }),
+        sampleSnippet({ type: 'code', title: 'Listen', code: 'app.listen(3000)', language: 'js', content: '', breadcrumb: [], sourcePath: 'docs/api/app.md' }),
+      ]);
+      await store.addSnippets(b, [sampleSnippet({ title: 'Context', breadcrumb: ['Koa', 'Context'], sourcePath: 'docs/api/context.md' })]);
+      // Not served until finalized: the heads are the served build's.
+      assert.equal((await store.getSnippetHeads('/docs/koa', '')).length, 1);
+      await store.finalizeBuild(b);
+      const heads = await store.getSnippetHeads('/docs/koa', '');
+      const cut = (await store.getSnippets('/docs/koa', '')).map(({ id, seq, sourcePath, breadcrumb, title }) => ({ id, seq, sourcePath, breadcrumb, title }));
+      assert.deepEqual(
+        heads.map((h) => ({ ...h, breadcrumb: [...h.breadcrumb] })),
+        cut.map((h) => ({ ...h, breadcrumb: [...h.breadcrumb] })),
+      );
+      assert.deepEqual(heads.map((h) => h.title), ['Create an app', 'Listen', 'Context']);
+      for (const h of heads) assert.deepEqual(Object.keys(h).sort(), ['breadcrumb', 'id', 'seq', 'sourcePath', 'title'], 'no text');
+
+      await assert.rejects(store.getSnippetHeads('/docs/missing', ''), errorCode('library_not_found'));
+      await assert.rejects(store.getSnippetHeads('/docs/koa', 'v3'), errorCode('version_not_found'));
+    });
+
     storeTest('search finds a snippet by a distinctive word, best first, at most limit hits', async (store) => {
       await store.upsertLibrary(lib('/docs/koa'));
       const filler = Array.from({ length: 30 }, (_, i) =>
