@@ -643,13 +643,14 @@ export interface BuildStore {
   /** All snippets of the served build of a version, in document order. */
   getSnippets(libraryId: string, version: string): Promise<StoredSnippet[]>;
   /**
-   * The heads (SnippetHead: id, seq, file, heading path, title) of every snippet of the served
+   * Optional: the heads (SnippetHead: id, seq, file, heading path, title) of every snippet of the served
    * build of a version, in document order: getSnippets' snippets cut to these fields, and the same
    * errors. For a caller that lists a build's sections (the self-retrieval check,
    * core/self-retrieval.ts): a store reads no more than it must and keeps no snippet text, and
-   * reads a large build in pieces, giving the event loop a turn between them.
+   * reads a large build in pieces, giving the event loop a turn between them. A store without it
+   * (one written for an earlier kernel 1.x) is read with getSnippets instead.
    */
-  getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]>;
+  getSnippetHeads?(libraryId: string, version: string): Promise<SnippetHead[]>;
   /** Lexical search over the served build of a version, best first, at most `limit` hits. */
   search(libraryId: string, version: string, query: string, limit: number): Promise<SearchHit[]>;
   /**

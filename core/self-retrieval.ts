@@ -14,6 +14,7 @@ import type { ContextSearcher } from './query.ts';
 import { sectionKey } from './search/sections.ts';
 import { tokenize } from './search/tokenize.ts';
 import { timeSlicer } from './yield-loop.ts';
+import { snippetHead } from './store-rules.ts';
 
 export interface SelfRetrievalOptions {
   /** Most sections asked (default 100: python, 8,760 sections, costs ~0.4-1.8 s with it). */
@@ -96,7 +97,8 @@ export async function selfRetrievalScore(store: Store, libraryId: string, versio
   const sampleSize = Math.max(0, Math.floor(options.sample ?? SELF_RETRIEVAL_SAMPLE));
   const topK = Math.max(1, Math.floor(options.topK ?? SELF_RETRIEVAL_TOP_K));
   const seed = options.seed ?? 'refdesk';
-  const sections = await sectionsOf(await store.getSnippetHeads(libraryId, version));
+  const heads = store.getSnippetHeads ? await store.getSnippetHeads(libraryId, version) : (await store.getSnippets(libraryId, version)).map(snippetHead);
+  const sections = await sectionsOf(heads);
   const rank = (key: string) => createHash('sha1').update(seed).update('\0').update(key).digest('hex');
   const ranked: Array<{ s: Section; r: string }> = [];
   const pause = timeSlicer();

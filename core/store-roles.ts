@@ -32,7 +32,7 @@ export const STORE_ROLE_METHODS = {
 } as const satisfies { [R in StoreRole]: readonly (keyof StoreRoleInterfaces[R])[] };
 
 /** Methods a role may leave out (optional in the contract). */
-const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors', 'createJobOnce', ...JOB_QUEUE_METHODS]);
+const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['getSnippetHeads', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors', 'createJobOnce', ...JOB_QUEUE_METHODS]);
 
 // Compile-time check that the lists above name every method of every role.
 type Unlisted<R extends StoreRole> = Exclude<keyof StoreRoleInterfaces[R], (typeof STORE_ROLE_METHODS)[R][number]>;

@@ -107,6 +107,12 @@ describe('library metadata and scores through the kernel (upload source, embedde
     assert.equal(calls.get('getSnippets'), undefined, 'no snippet text read');
     assert.equal(calls.get('getSnippetHeads'), 1);
     assert.equal(calls.get('search'), 20);
+    // A store written for an earlier kernel has no getSnippetHeads (optional): its snippets serve.
+    const older = new Proxy(kernel.store, {
+      get: (target, name, receiver) => (name === 'getSnippetHeads' ? undefined : (Reflect.get(target, name, receiver) as unknown)),
+      has: (target, name) => name !== 'getSnippetHeads' && Reflect.has(target, name),
+    });
+    assert.deepEqual(await selfRetrievalScore(older, '/docs/koa', '', { sample: 20 }), twenty);
     // With a searcher (a server's search pool) the questions go to it; one that cannot serve the version (null) or fails leaves them to the store.
     let asked = 0;
     const searcher: ContextSearcher = {
