@@ -143,6 +143,8 @@ async function cmdAdd(settings: ProcessSettings, positionals: string[], values: 
     return addSourceThroughServer(settings, lock.port, t, title, description);
   }
 
+  // This process runs the ingest and exits: V8 optimizes only the code that stays hot (cli-v8.ts).
+  (await import('./cli-v8.ts')).tuneV8ForAdd();
   const { addLibrary, runIngestJob } = await import('../core/ingest.ts');
   const output = ingestOutput(settings);
   const kernel = await openKernel(settings, 'writer', output.logger);

@@ -24,6 +24,7 @@ import {
   removeOrphanSegments,
   removeSegments,
   searchServedSegment,
+  writeSegment,
   type ServedSegment,
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
@@ -35,6 +36,7 @@ import {
   packFileName,
   readPack,
   readPackSync,
+  readSnippetsFileSync,
   readStagingLines,
   removeOrphanPacks,
   removePacks,
@@ -92,6 +94,12 @@ function reserveSnippetIds(db: Database, n: number): number {
   else run(db, "INSERT INTO sqlite_sequence (name, seq) VALUES ('snippets', ?)", [first + n - 1]);
   return first;
 }
+
+/**
+ * A writer process (`refdesk add`) computes the segment of a build of at most this many snippets
+ * on its main thread instead of a worker thread (issue 17, docs/benchmark.md "Ingest, round 6").
+ */
+export const WRITER_MAIN_THREAD_SNIPPETS = 2000;
 
 /** A snippet as staged and served: the record rowToSnippet gives for its row. */
 function toStoredSnippet(s: Snippet, id: number, seq: number): StoredSnippet {
@@ -276,8 +284,19 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     return this.catalog.versionRecord(libraryId, version)!;
   }
 
-  /** Computes and writes a build's segment (segment-build.ts: a worker thread for a large build). */
+  /**
+   * Computes and writes a build's segment (segment-build.ts: a worker thread for a large build).
+   * A writer process (`refdesk add`: no request waits on its event loop) computes builds of up to
+   * WRITER_MAIN_THREAD_SNIPPETS here: starting a thread (its isolate, the index code loaded and
+   * compiled again) costs more CPU than such a build, and the main thread has nothing else to do
+   * meanwhile but the pack's writes (async zlib).
+   */
   private writeSegmentOffThread(buildId: string, source: string, snippets = Infinity): Promise<WrittenSegment> {
+    if (this.env.mode === 'writer' && snippets <= WRITER_MAIN_THREAD_SNIPPETS) {
+      const read = readSnippetsFileSync(source);
+      this.segmentBuilds.mainThread++;
+      return writeSegment(this.segmentDir, buildId, computeIndexData(read, DEFAULT_BM25), read, DEFAULT_BM25);
+    }
     return writeSegmentOffThread(this.segmentDir, buildId, source, snippets, this.logger, this.segmentBuilds);
   }
 

@@ -13,6 +13,7 @@ import { computeIndexData } from '../../../core/search/index-data.ts';
 import { DEFAULT_BM25 } from '../../../core/search/lexical-index.ts';
 import { runWorkerTask, workerUrl } from '../../../core/worker-task.ts';
 import { SEGMENT_DIR, encodeSegment } from '../../../plugins/store-embedded/segment.ts';
+import { WRITER_MAIN_THREAD_SNIPPETS } from '../../../plugins/store-embedded/builds.ts';
 import { makeStore, memoryLogger, tempDataDir, type LogEntry } from './helpers.ts';
 
 const snippets = (n: number): Snippet[] =>
@@ -49,6 +50,27 @@ test('the segment is built in a worker thread, byte for byte the one the main th
     assert.ok(Buffer.concat(expected.chunks).equals(file), 'the same bytes as a main-thread encode');
     const hits = await store.search('/docs/w', '', 'frobnicator level 3', 5);
     assert.ok(hits.length > 0);
+  } finally {
+    await store.close();
+    await data.remove();
+  }
+});
+
+test('a writer process (refdesk add) computes a small build on its main thread (up to WRITER_MAIN_THREAD_SNIPPETS), the same bytes', async () => {
+  const data = await tempDataDir();
+  const store = makeStore(data.dir, 'writer');
+  await store.open();
+  try {
+    await store.upsertLibrary({ id: '/docs/m', title: 'm', source: { kind: 'upload', spec: {} } });
+    const b = await store.beginBuild('/docs/m', '', null);
+    // More than a server computes on its main thread (segment-build.ts, MAIN_THREAD_SNIPPETS: 300).
+    assert.ok(WRITER_MAIN_THREAD_SNIPPETS >= 400);
+    await store.addSnippets(b, snippets(400));
+    await store.finalizeBuild(b);
+    assert.deepEqual(store.segmentBuilds, { workerThread: 0, mainThread: 1 }, 'no worker thread started');
+    const served = await store.getSnippets('/docs/m', '');
+    const expected = encodeSegment(computeIndexData(served, DEFAULT_BM25), served, DEFAULT_BM25);
+    assert.ok(Buffer.concat(expected.chunks).equals(readFileSync(join(data.dir, SEGMENT_DIR, `${b}.seg`))), 'the bytes a worker thread writes');
   } finally {
     await store.close();
     await data.remove();
