@@ -24,11 +24,10 @@ import {
   removeOrphanSegments,
   removeSegments,
   searchServedSegment,
-  writeSegment,
   type ServedSegment,
 } from './segment.ts';
 import { SegmentCache } from './segment-cache.ts';
-import { writeSegmentOffThread, type WrittenSegment } from './segment-build.ts';
+import { MAIN_THREAD_SNIPPETS, writeSegmentOffThread, type WrittenSegment } from './segment-build.ts';
 import {
   PackError,
   StagingFile,
@@ -36,7 +35,6 @@ import {
   packFileName,
   readPack,
   readPackSync,
-  readSnippetsFileSync,
   readStagingLines,
   removeOrphanPacks,
   removePacks,
@@ -292,12 +290,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
    * meanwhile but the pack's writes (async zlib).
    */
   private writeSegmentOffThread(buildId: string, source: string, snippets = Infinity): Promise<WrittenSegment> {
-    if (this.env.mode === 'writer' && snippets <= WRITER_MAIN_THREAD_SNIPPETS) {
-      const read = readSnippetsFileSync(source);
-      this.segmentBuilds.mainThread++;
-      return writeSegment(this.segmentDir, buildId, computeIndexData(read, DEFAULT_BM25), read, DEFAULT_BM25);
-    }
-    return writeSegmentOffThread(this.segmentDir, buildId, source, snippets, this.logger, this.segmentBuilds);
+    const mainThreadUpTo = this.env.mode === 'writer' ? WRITER_MAIN_THREAD_SNIPPETS : MAIN_THREAD_SNIPPETS;
+    return writeSegmentOffThread(this.segmentDir, buildId, source, snippets, this.logger, this.segmentBuilds, mainThreadUpTo);
   }
 
   async failBuild(buildId: string): Promise<void> {

@@ -26,7 +26,8 @@ export interface SegmentBuildCounts {
 
 /**
  * Computes and writes a build's segment into `dir` in a worker thread from a file of its
- * snippets (a staging file or a pack: build-pack.ts); here when no worker can start.
+ * snippets (a staging file or a pack: build-pack.ts); here when no worker can start, or when
+ * the build has at most `mainThreadSnippets` snippets.
  */
 export async function writeSegmentOffThread(
   dir: string,
@@ -35,10 +36,11 @@ export async function writeSegmentOffThread(
   snippets: number,
   logger: Logger,
   counts: SegmentBuildCounts,
+  mainThreadSnippets = MAIN_THREAD_SNIPPETS,
 ): Promise<WrittenSegment> {
   // A small build's index takes a few milliseconds: less than starting a worker thread (0.5 - 1 s
   // under tsx at load 15), which made every finalize of a catalog of small libraries slow.
-  if (snippets <= MAIN_THREAD_SNIPPETS) return writeSegmentHere(dir, buildId, source, counts);
+  if (snippets <= mainThreadSnippets) return writeSegmentHere(dir, buildId, source, counts);
   try {
     const written = await runWorkerTask<WrittenSegment>(workerUrl(import.meta.url, './segment-build-thread'), {
       dir,
