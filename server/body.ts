@@ -177,7 +177,10 @@ export async function saveBody(ctx: Context, file: string, maxBytes: number, wha
  * Pipes a request into a busboy parser and settles once, never rejecting: null when the form was
  * read to its end, else the error (the body ended early, or it is not well-formed multipart; the
  * message ends with `hint`). On an error the request stops feeding the parser and every file
- * stream `openFiles()` names that has not ended is destroyed, so its write stream closes.
+ * stream `openFiles()` names that has not ended is destroyed, so its write stream closes. Once
+ * settled, the caller's 'file' listeners are replaced by one that drains and drops: a file part
+ * the parser still emits from input it had buffered is never written, so no file can appear
+ * after the caller's cleanup.
  */
 export function pumpMultipart(req: IncomingMessage, bb: NodeJS.WritableStream & NodeJS.EventEmitter, openFiles: () => Iterable<NodeJS.ReadableStream & { readableEnded: boolean; destroy(e?: Error): void }>, hint: string): Promise<RefdeskError | null> {
   return new Promise<RefdeskError | null>((resolve) => {
@@ -187,6 +190,11 @@ export function pumpMultipart(req: IncomingMessage, bb: NodeJS.WritableStream & 
       settled = true;
       req.off('aborted', onAborted);
       req.off('close', onClose);
+      bb.removeAllListeners('file');
+      bb.on('file', (_name: string, stream: NodeJS.ReadableStream) => {
+        stream.on('error', () => {});
+        stream.resume();
+      });
       if (e) {
         req.unpipe(bb);
         req.resume();

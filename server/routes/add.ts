@@ -122,15 +122,7 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
   bb.on('field', (name, value) => {
     fields[name] = value;
   });
-  // Set once the form has settled: a file part busboy still emits after that (from input it had
-  // buffered) is drained, never written, so no file can appear after the cleanup below.
-  let settled = false;
   bb.on('file', (name, stream, info) => {
-    if (settled) {
-      stream.on('error', () => {});
-      stream.resume();
-      return;
-    }
     if (!FILE_FIELDS.includes(name) || saved) {
       failure ??= new RefdeskError('invalid_request', saved ? 'Send one specification file per upload.' : `Unexpected file field "${name.slice(0, 40)}"; send the specification in "openapiFile".`);
       // Drained and dropped; busboy fails this stream too when the form ends early.
@@ -150,7 +142,6 @@ async function receiveSpecFile(ctx: Context, opts: { dataDir: string; maxUploadB
   // Busboy stops feeding the file on a failed form: its stream is ended so the write stream closes.
   const parsed = pumpMultipart(ctx.req, bb, () => (fileStream ? [fileStream] : []), 'send the file in the "openapiFile" field of a complete multipart/form-data body.');
   const parseError = await parsed;
-  settled = true;
   // A failed form fails the file stream too; wait for the write stream before touching the file.
   const writeError = await written;
   const file = saved as { path: string; fileName: string } | null;

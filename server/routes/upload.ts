@@ -125,12 +125,10 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   bb.on('filesLimit', () => fail(new RefdeskError('too_large', `The upload has more than ${limits.maxFiles} files (uploads.maxFiles in the settings or the config); pack them as one .zip or .tar.gz.`)));
   bb.on('fieldsLimit', () => fail(new RefdeskError('invalid_request', 'The upload has too many fields.')));
   bb.on('partsLimit', () => fail(new RefdeskError('invalid_request', 'The upload has too many parts.')));
-  // Set once the form has settled: a file part emitted after that is drained, never written.
-  let settled = false;
   bb.on('file', (name, stream, info) => {
     let problem: RefdeskError | null = null;
     let relName = '';
-    if (settled || (browserForm && name === 'file' && !info.filename)) {
+    if (browserForm && name === 'file' && !info.filename) {
       // An empty file input of a browser form: nothing chosen (its bytes, if any, are dropped).
       stream.on('error', () => {});
       stream.resume();
@@ -168,7 +166,6 @@ async function receiveUpload(ctx: Context, dir: string, limits: { maxBytes: numb
   });
   const parsed = pumpMultipart(ctx.req, bb, () => streams, 'send a complete multipart/form-data body.');
   const parseError = await parsed;
-  settled = true;
   const writeErrors = await Promise.all(written);
   const writeError = writeErrors.find((e) => e !== null) ?? null;
   const problem =
