@@ -143,8 +143,45 @@ function benchQuestions(c: Corpus): string[] {
 /** A licence from a throwaway local issuer, for every server this benchmark starts. */
 const LICENCE = throwawayLicenceEnv('Refdesk benchmark', { existingIssuerKeys: process.env.LICENSE_ISSUER_KEYS });
 
+/**
+ * The config the servers (and the key's creation) run with once the ingest is done: the default
+ * one plus a plan of no practical limit (`BENCH_PLAN`), so that the warm phase's thousands of
+ * questions a minute measure the search and not the rate limiter (a 429 answers in microseconds).
+ * The ingest runs with the defaults, as a user's would.
+ */
+const BENCH_PLAN = 'bench-unlimited';
+let serveConfig: { file: string; config: BenchConfig } | undefined;
+
+interface BenchConfig {
+  plugins: Array<{ use: string }>;
+  api: Record<string, number>;
+  rateLimits: { plans: Record<string, { requests: number }> };
+}
+
+/** Writes `dir`/bench.yaml (the default config of the runtime bin/refdesk.js runs, plus BENCH_PLAN). */
+function writeServeConfig(dir: string, dataDir: string): { file: string; config: BenchConfig } {
+  const dist = /compiled code/.test(refdesk(['--help'], dataDir).stderr);
+  const baseConfig = dist ? join(ROOT, 'dist', 'config', 'default.yaml') : join(ROOT, 'config', 'default.yaml');
+  const config = parseYaml(readFileSync(baseConfig, 'utf8')) as BenchConfig;
+  for (const p of config.plugins) if (p.use.startsWith('.')) p.use = resolve(dirname(baseConfig), p.use);
+  config.rateLimits.plans[BENCH_PLAN] = { requests: 1_000_000_000 };
+  const file = join(dir, 'bench.yaml');
+  writeFileSync(file, toYaml(config));
+  return { file, config };
+}
+
 function env(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, ...LICENCE, DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'error', NODE_NO_WARNINGS: '1', REFDESK_SHOW_RUNTIME: '1', ...extra };
+  const e: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...LICENCE,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'error',
+    NODE_NO_WARNINGS: '1',
+    REFDESK_SHOW_RUNTIME: '1',
+    ...(serveConfig ? { REFDESK_CONFIG: serveConfig.file } : {}),
+    ...extra,
+  };
   delete e.NODE_TEST_CONTEXT;
   return e;
 }
@@ -339,10 +376,9 @@ async function main() {
       result.ingest = { totalMs: Math.round(performance.now() - t0), perCorpusMs: per, runtime, load: { before: loadBefore, after: load() } };
     }
 
-    // A key of the largest plan, so the anonymous rate limit does not cut the run short.
-    const plans = (parseYaml(readFileSync(join(ROOT, 'config', 'default.yaml'), 'utf8')) as { rateLimits: { plans: Record<string, { requests: number }> } }).rateLimits.plans;
-    const plan = Object.keys(plans).sort((a, b) => plans[b].requests - plans[a].requests)[0];
-    const key = /rdk_[A-Za-z0-9_-]+/.exec(refdesk(['keys', 'create', '--name', 'bench-serve', '--plan', plan], dataDir).stdout)?.[0];
+    // A key of a plan with no practical limit, so the rate limiter does not cut the run short.
+    serveConfig = writeServeConfig(scratch, dataDir);
+    const key = /rdk_[A-Za-z0-9_-]+/.exec(refdesk(['keys', 'create', '--name', 'bench-serve', '--plan', BENCH_PLAN], dataDir).stdout)?.[0];
     if (!key) fail('could not create an API key');
     const auth = { authorization: `Bearer ${key}` };
 
@@ -480,10 +516,7 @@ async function main() {
     }
 
     // The deadline: a config with a small api.requestTimeoutMs, cold and warm questions.
-    const runtime = result.runtime === 'dist' ? 'dist' : 'src';
-    const baseConfig = runtime === 'dist' ? join(ROOT, 'dist', 'config', 'default.yaml') : join(ROOT, 'config', 'default.yaml');
-    const cfg = parseYaml(readFileSync(baseConfig, 'utf8')) as { plugins: Array<{ use: string }>; api: Record<string, number> };
-    for (const p of cfg.plugins) if (p.use.startsWith('.')) p.use = resolve(dirname(baseConfig), p.use);
+    const cfg = structuredClone(serveConfig.config);
     cfg.api.requestTimeoutMs = TIMEOUT_MS;
     const cfgFile = join(scratch, 'timeout.yaml');
     writeFileSync(cfgFile, toYaml(cfg));
