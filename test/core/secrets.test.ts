@@ -1,15 +1,24 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, statSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createSecretBox, dataDirSecretBox, isSealed, openSpec, redactSpec, sealSpec } from '../../core/secrets.ts';
 
+/** A fresh directory under the system's temp directory, removed (key files included) when the file's tests end. */
+const made: string[] = [];
+after(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rdk-secrets-'));
+  made.push(dir);
+  return dir;
+}
+
 const schema = { type: 'object', properties: { url: { type: 'string' }, token: { type: 'string', writeOnly: true } } };
 
 test('secret spec fields are sealed at rest and opened only for the source', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rdk-secrets-'));
+  const dir = tempDir();
   const box = dataDirSecretBox(dir, '');
   const sealed = sealSpec(schema, { url: 'https://x', token: 'ghp_topsecret' }, box);
   assert.equal(sealed.url, 'https://x');
@@ -29,7 +38,7 @@ test('a changed key gives a clear error, not garbage', () => {
   const s = a.seal('hello');
   assert.throws(() => b.open(s), /secret key changed/);
   assert.throws(() => createSecretBox(Buffer.alloc(5)), /32 bytes/);
-  const dir = mkdtempSync(join(tmpdir(), 'rdk-secrets-'));
+  const dir = tempDir();
   writeFileSync(join(dir, 'x'), '');
   assert.throws(() => dataDirSecretBox(dir, 'c2hvcnQ=').seal('x'), /REFDESK_SECRET_KEY/);
   assert.ok(readFileSync(join(dir, 'x'), 'utf8') === '');
@@ -43,10 +52,10 @@ test('ENCRYPTION_KEY is the shared key; REFDESK_SECRET_KEY, its older name, stil
   assert.deepEqual(envSecretKey({ REFDESK_SECRET_KEY: b.toString('base64') }), { value: b.toString('base64'), name: 'REFDESK_SECRET_KEY' });
   assert.equal(envSecretKey({ ENCRYPTION_KEY: a.toString('base64'), REFDESK_SECRET_KEY: b.toString('base64') })?.name, 'ENCRYPTION_KEY');
 
-  const dir = mkdtempSync(join(tmpdir(), 'rdk-secrets-'));
+  const dir = tempDir();
   // Sealed under ENCRYPTION_KEY (base64) on one node, opened under the same key given as hex on another.
   const sealed = dataDirSecretBox(dir, envSecretKey({ ENCRYPTION_KEY: a.toString('base64'), REFDESK_SECRET_KEY: b.toString('base64') })).seal('sk-shared');
-  assert.equal(dataDirSecretBox(mkdtempSync(join(tmpdir(), 'rdk-secrets-')), { value: a.toString('hex'), name: 'ENCRYPTION_KEY' }).open(sealed), 'sk-shared');
+  assert.equal(dataDirSecretBox(tempDir(), { value: a.toString('hex'), name: 'ENCRYPTION_KEY' }).open(sealed), 'sk-shared');
   assert.throws(() => createSecretBox(b).open(sealed), /secret key changed/);
   assert.throws(() => statSync(join(dir, 'secret.key')), /ENOENT/, 'a shared key writes no key file');
   // The older name alone.
