@@ -66,6 +66,15 @@ export interface BuildDocument extends PreviousDocument {
   chunker: string;
 }
 
+/** A served build and the chunkers of its documents (BuildStore.servedBuildChunkers). */
+export interface ServedBuildChunkers {
+  libraryId: string;
+  version: string;
+  buildId: string;
+  /** The distinct `chunker` fingerprints of the build's document records, sorted (empty: no records). */
+  chunkers: string[];
+}
+
 export type SnippetType = 'code' | 'info';
 
 /** What a chunker emits: one answerable unit with its provenance. */
@@ -635,6 +644,13 @@ export interface BuildStore {
    * version has no served build (or the library is unknown).
    */
   getDocuments(libraryId: string, version: string): Promise<Map<string, BuildDocument>>;
+  /**
+   * Optional: every served build (each version's active build) with the distinct chunker
+   * fingerprints of its document records, in one read. A starting server checks them to re-chunk
+   * what another configuration made (core/rechunk.ts); a store without it is read version by
+   * version (listVersions, getDocuments), which on a large catalog is most of a start's work.
+   */
+  servedBuildChunkers?(): Promise<ServedBuildChunkers[]>;
   /** Switches the version to this build; the previous build is removed. */
   finalizeBuild(buildId: string): Promise<VersionRecord>;
   /** Discards the staged build; the served build (if any) is untouched. */

@@ -6,7 +6,7 @@
  * stored (core/stored-docs.ts) instead of the source, so it needs neither the source nor the
  * upload, and builds the version anew beside the served one like any ingest.
  */
-import type { SourceDocument } from './contracts.ts';
+import type { ServedBuildChunkers, SourceDocument, Store } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { buildFingerprints } from './fingerprint.ts';
 import { formatLibraryId } from './library-id.ts';
@@ -29,6 +29,23 @@ export interface RechunkPlan {
 }
 
 /**
+ * Every served build with the chunkers of its documents: one read when the store offers it
+ * (Store.servedBuildChunkers), else version by version (listVersions, getDocuments).
+ */
+async function servedBuilds(store: Store, libraryIds: readonly string[]): Promise<ServedBuildChunkers[]> {
+  if (store.servedBuildChunkers) return store.servedBuildChunkers();
+  const out: ServedBuildChunkers[] = [];
+  for (const libraryId of libraryIds) {
+    for (const v of await store.listVersions(libraryId)) {
+      if (!v.activeBuildId) continue;
+      const docs = await store.getDocuments(libraryId, v.version);
+      out.push({ libraryId, version: v.version, buildId: v.activeBuildId, chunkers: [...new Set([...docs.values()].map((d) => d.chunker))].sort() });
+    }
+  }
+  return out;
+}
+
+/**
  * Queues a rechunk job for every served version whose documents another chunking configuration
  * made and whose served build has its documents stored, unless a job of that version is queued or
  * running already (on a shared store, also one that another node starting at the same moment
@@ -39,28 +56,32 @@ export async function queueRechunks(kernel: Kernel): Promise<RechunkPlan> {
   const plan: RechunkPlan = { queued: [], withoutStoredDocs: [] };
   // Builds whose index segment this code cannot read (another segment format) are re-chunked too.
   const unreadable = (await store.unreadableBuilds?.()) ?? new Set<string>();
-  for (const library of await store.listLibraries()) {
-    const fingerprints = buildFingerprints(kernel, library.source.kind);
-    const pending = new Set(
-      (await store.listJobs({ libraryId: library.id, limit: 1000 })).filter((j) => j.state === 'queued' || j.state === 'running').map((j) => j.version),
-    );
-    for (const v of await store.listVersions(library.id)) {
-      if (!v.activeBuildId || pending.has(v.version)) continue;
-      const docs = await store.getDocuments(library.id, v.version);
-      const formatChanged = unreadable.has(v.activeBuildId);
-      if (docs.size === 0 || (!formatChanged && [...docs.values()].every((d) => fingerprints.current(d.chunker)))) continue;
-      const name = formatLibraryId(library.id, v.version);
-      if (!(await hasLocalStoredDocs(store, kernel.env.dataDir, v.activeBuildId))) {
-        plan.withoutStoredDocs.push(name);
-        continue;
-      }
-      // Another node starting now may queue it first: then it is not queued twice.
-      const job = await queueJobOnce(store, { libraryId: library.id, version: v.version, kind: RECHUNK_JOB_KIND });
-      if (!job) continue;
-      const why = formatChanged ? 'its index segment is of a format this version cannot read' : 'the source or chunker that built it changed';
-      await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (${why})`);
-      plan.queued.push(name);
+  const libraries = new Map((await store.listLibraries()).map((l) => [l.id, l]));
+  const pending = new Set<string>();
+  for (const state of ['queued', 'running'] as const) for (const j of await store.listJobs({ state })) pending.add(`${j.libraryId}\0${j.version}`);
+  let turn = performance.now();
+  for (const served of await servedBuilds(store, [...libraries.keys()])) {
+    // The check runs beside a starting server's first requests: it gives them a turn now and then.
+    if (performance.now() - turn > 10) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turn = performance.now();
     }
+    const library = libraries.get(served.libraryId);
+    if (!library || pending.has(`${served.libraryId}\0${served.version}`)) continue;
+    const fingerprints = buildFingerprints(kernel, library.source.kind);
+    const formatChanged = unreadable.has(served.buildId);
+    if (served.chunkers.length === 0 || (!formatChanged && served.chunkers.every((c) => fingerprints.current(c)))) continue;
+    const name = formatLibraryId(library.id, served.version);
+    if (!(await hasLocalStoredDocs(store, kernel.env.dataDir, served.buildId))) {
+      plan.withoutStoredDocs.push(name);
+      continue;
+    }
+    // Another node starting now may queue it first: then it is not queued twice.
+    const job = await queueJobOnce(store, { libraryId: library.id, version: served.version, kind: RECHUNK_JOB_KIND });
+    if (!job) continue;
+    const why = formatChanged ? 'its index segment is of a format this version cannot read' : 'the source or chunker that built it changed';
+    await store.appendJobLog(job.id, 'info', `queued: re-chunking ${name} from its stored documents (${why})`);
+    plan.queued.push(name);
   }
   if (plan.queued.length > 0) kernel.logger.info('the source or chunker that built these versions changed: re-chunking them from their stored documents', { versions: plan.queued });
   if (plan.withoutStoredDocs.length > 0) {

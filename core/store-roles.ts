@@ -23,7 +23,7 @@ const JOB_QUEUE_METHODS = ['claimNextJob', 'renewLease', 'releaseJob', 'requestC
 /** Every method of every role, by role. */
 export const STORE_ROLE_METHODS = {
   catalog: ['upsertLibrary', 'getLibrary', 'listLibraries', 'deleteLibrary', 'renameLibrary', 'resolveLibraryAlias', 'getVersion', 'listVersions'],
-  builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'finalizeBuild', 'failBuild', 'getSnippets', 'getSnippetHeads', 'search', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors'],
+  builds: ['beginBuild', 'addSnippets', 'addDocuments', 'getDocuments', 'servedBuildChunkers', 'finalizeBuild', 'failBuild', 'getSnippets', 'getSnippetHeads', 'search', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors'],
   jobs: ['createJob', 'createJobOnce', 'updateJob', 'claimJob', 'appendJobLog', 'getJob', 'getJobLog', 'listJobs', ...JOB_QUEUE_METHODS],
   apiKeys: ['createApiKey', 'findApiKeyByHash', 'listApiKeys', 'revokeApiKey'],
   sessions: ['getAdminAccount', 'setAdminAccount', 'createSession', 'getSession', 'updateSession', 'deleteSessions'],
@@ -32,7 +32,7 @@ export const STORE_ROLE_METHODS = {
 } as const satisfies { [R in StoreRole]: readonly (keyof StoreRoleInterfaces[R])[] };
 
 /** Methods a role may leave out (optional in the contract). */
-const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['getSnippetHeads', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors', 'createJobOnce', ...JOB_QUEUE_METHODS]);
+const OPTIONAL_METHODS: ReadonlySet<string> = new Set(['getSnippetHeads', 'servedBuildChunkers', 'segmentFile', 'localStoredDocs', 'unreadableBuilds', 'buildVectors', 'createJobOnce', ...JOB_QUEUE_METHODS]);
 
 // Compile-time check that the lists above name every method of every role.
 type Unlisted<R extends StoreRole> = Exclude<keyof StoreRoleInterfaces[R], (typeof STORE_ROLE_METHODS)[R][number]>;

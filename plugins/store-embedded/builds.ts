@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { gunzip as gunzipCb, gunzipSync } from 'node:zlib';
 import { promisify } from 'node:util';
-import type { BuildDocument, BuildStats, BuildStore, SearchHit, SegmentFileRef, Snippet, SnippetHead, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
+import type { BuildDocument, BuildStats, BuildStore, SearchHit, SegmentFileRef, ServedBuildChunkers, Snippet, SnippetHead, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { invalid, libraryNotFound, notServedError, snippetDefaults, snippetHead } from '../../core/store-rules.ts';
 import { computeIndexData } from '../../core/search/index-data.ts';
@@ -215,6 +215,24 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
       out.set(str(r.path), { path: str(r.path), hash: str(r.hash), meta: JSON.parse(str(r.meta)) as Record<string, string>, chunker: str(r.chunker) });
     }
     return out;
+  }
+
+  async servedBuildChunkers(): Promise<ServedBuildChunkers[]> {
+    const db = this.requireDb();
+    const out = new Map<string, ServedBuildChunkers>();
+    // One read for the whole catalog (a server's start checks every served build).
+    for (const r of all(
+      db,
+      `SELECT v.library_id, v.version, v.active_build_id, d.chunker FROM versions v
+       LEFT JOIN (SELECT DISTINCT build_id, chunker FROM documents) d ON d.build_id = v.active_build_id
+       WHERE v.active_build_id IS NOT NULL ORDER BY v.library_id, v.version, d.chunker`,
+    )) {
+      const buildId = str(r.active_build_id);
+      let entry = out.get(buildId);
+      if (!entry) out.set(buildId, (entry = { libraryId: str(r.library_id), version: str(r.version), buildId, chunkers: [] }));
+      if (r.chunker != null) entry.chunkers.push(str(r.chunker));
+    }
+    return [...out.values()];
   }
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {

@@ -21,7 +21,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import type { BuildDocument, BuildStore, BuildVectorStore, SearchHit, SegmentFileRef, Snippet, SnippetHead, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
+import type { BuildDocument, BuildStore, BuildVectorStore, SearchHit, SegmentFileRef, ServedBuildChunkers, Snippet, SnippetHead, StoredSnippet, VersionRecord } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
 import { invalid, libraryNotFound, notServedError, snippetDefaults, snippetHead } from '../../core/store-rules.ts';
 import { hasStoredDocs, removeStoredDocs } from '../../core/stored-docs.ts';
@@ -148,6 +148,19 @@ export class PgBuilds extends PgRole implements BuildStore {
     const out = new Map<string, BuildDocument>();
     for (const r of rows) out.set(str(r.path), { path: str(r.path), hash: str(r.hash), meta: jsonObject<Record<string, string>>(r.meta, {}), chunker: str(r.chunker) });
     return out;
+  }
+
+  async servedBuildChunkers(): Promise<ServedBuildChunkers[]> {
+    // One read for the whole catalog (every node's start checks every served build).
+    const rows = await this.query(
+      `SELECT v.library_id, v.version, v.active_build_id,
+              COALESCE(array_agg(DISTINCT d.chunker ORDER BY d.chunker) FILTER (WHERE d.chunker IS NOT NULL), '{}') AS chunkers
+       FROM versions v LEFT JOIN build_documents d ON d.build_id = v.active_build_id
+       WHERE v.active_build_id IS NOT NULL
+       GROUP BY v.library_id, v.version, v.active_build_id
+       ORDER BY v.library_id, v.version`,
+    );
+    return rows.map((r) => ({ libraryId: str(r.library_id), version: str(r.version), buildId: str(r.active_build_id), chunkers: (r.chunkers as string[]).map(String) }));
   }
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {

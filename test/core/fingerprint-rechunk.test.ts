@@ -60,9 +60,31 @@ async function kernelWith(k: Knobs): Promise<Kernel> {
   return kernel;
 }
 
+/**
+ * The kernel with a store written for an earlier kernel 1.x: no servedBuildChunkers (optional), so
+ * queueRechunks reads version by version (listVersions, getDocuments).
+ */
+function withoutServedBuildChunkers(kernel: Kernel): Kernel {
+  const store = new Proxy(kernel.store, {
+    get: (target, name) => (name === 'servedBuildChunkers' ? undefined : (Reflect.get(target, name, target) as unknown)),
+    has: (target, name) => name !== 'servedBuildChunkers' && Reflect.has(target, name),
+  });
+  return new Proxy(kernel, { get: (target, name) => (name === 'store' ? store : (Reflect.get(target, name, target) as unknown)) });
+}
+
 /** Queues the rechunks a kernel's configuration calls for, runs them, and answers what was queued. */
 async function rechunked(kernel: Kernel): Promise<string[]> {
-  const { queued } = await queueRechunks(kernel);
+  return rechunkedBy(kernel, kernel);
+}
+
+/** The same, with queueRechunks reading the store version by version. */
+async function rechunkedByVersion(kernel: Kernel): Promise<string[]> {
+  assert.equal(typeof kernel.store.servedBuildChunkers, 'function', 'the embedded store lists its served builds in one read');
+  return rechunkedBy(kernel, withoutServedBuildChunkers(kernel));
+}
+
+async function rechunkedBy(kernel: Kernel, planner: Kernel): Promise<string[]> {
+  const { queued } = await queueRechunks(planner);
   for (const job of await kernel.store.listJobs({ state: 'queued' })) {
     assert.equal(job.kind, RECHUNK_JOB_KIND);
     const done = await runIngestJob(kernel, job.id);
@@ -101,7 +123,7 @@ test('changing source A re-chunks A only; a chunker change re-chunks what it bui
   assert.deepEqual(await withKernel(a, rechunked), [], 'once re-chunked, its documents carry the new fingerprint');
 
   const b = { ...a, uploadMaxFiles: 500 };
-  assert.deepEqual(await withKernel(b, rechunked), ['/docs/beta'], "source B's options changed: B's library only");
+  assert.deepEqual(await withKernel(b, rechunkedByVersion), ['/docs/beta'], "source B's options changed: B's library only (read version by version)");
 
   const ops = { ...b, operationTokens: 300 };
   assert.deepEqual(await withKernel(ops, rechunked), [], 'the openapi-operations chunker built none of them');
@@ -109,4 +131,7 @@ test('changing source A re-chunks A only; a chunker change re-chunks what it bui
   const md = { ...ops, markdownTokens: 60 };
   assert.deepEqual(await withKernel(md, rechunked), ['/docs/beta', '/notes/alpha'], 'the markdown chunker built both');
   assert.deepEqual(await withKernel(md, rechunked), []);
+  assert.deepEqual(await withKernel(md, rechunkedByVersion), []);
+  const md2 = { ...md, markdownTokens: 80 };
+  assert.deepEqual(await withKernel(md2, rechunkedByVersion), ['/docs/beta', '/notes/alpha'], 'read version by version: the same two');
 });

@@ -5,6 +5,7 @@ import type {
   BuildStats,
   BuildStore,
   SearchHit,
+  ServedBuildChunkers,
   Snippet,
   SnippetHead,
   StoredSnippet,
@@ -74,6 +75,18 @@ export class MemoryBuilds extends MemoryRole implements BuildStore {
     const build = row ? this.state.builds.get(row.activeBuildId) : undefined;
     const out = new Map<string, BuildDocument>();
     for (const [p, d] of build?.documents ?? []) out.set(p, { ...d, meta: { ...d.meta } });
+    return out;
+  }
+
+  async servedBuildChunkers(): Promise<ServedBuildChunkers[]> {
+    this.requireOpen();
+    const out: ServedBuildChunkers[] = [];
+    for (const row of this.state.versions.values()) {
+      const build = this.state.builds.get(row.activeBuildId);
+      if (!build) continue;
+      const chunkers = [...new Set([...build.documents.values()].map((d) => d.chunker))].sort();
+      out.push({ libraryId: row.libraryId, version: row.version, buildId: row.activeBuildId, chunkers });
+    }
     return out;
   }
 

@@ -125,6 +125,33 @@ export function runBuildStoreContract(name: string, makeStore: MakeStore<Catalog
       await assert.rejects(store.addDocuments(b3, [doc('d.md', 'h5')]), errorCode('invalid_request'));
     });
 
+    storeTest('servedBuildChunkers (optional) lists each served build once with the distinct chunkers of its documents', async (store) => {
+      if (typeof store.servedBuildChunkers !== 'function') return; // optional in the contract: listVersions and getDocuments serve instead
+      await store.upsertLibrary(lib('/docs/koa'));
+      await store.upsertLibrary(lib('/docs/hono'));
+      assert.deepEqual(await store.servedBuildChunkers(), []);
+      const doc = (path: string, chunker: string) => ({ path, hash: `h-${path}`, meta: {}, chunker });
+      const build = async (id: string, version: string, docs: ReturnType<typeof doc>[], finalize = true) => {
+        const b = await store.beginBuild(id, version, null);
+        await store.addSnippets(b, [sampleSnippet()]);
+        if (docs.length > 0) await store.addDocuments(b, docs);
+        if (finalize) await store.finalizeBuild(b);
+        return b;
+      };
+      const koa = await build('/docs/koa', '', [doc('a.md', 'c2'), doc('b.md', 'c1'), doc('c.md', 'c2')]);
+      const koa1 = await build('/docs/koa', 'v1', []);
+      await build('/docs/hono', '', [doc('x.md', 'c1')], false); // staged only: not served
+      const sorted = (await store.servedBuildChunkers()).sort((x, y) => (x.libraryId + x.version).localeCompare(y.libraryId + y.version));
+      assert.deepEqual(sorted, [
+        { libraryId: '/docs/koa', version: '', buildId: koa, chunkers: ['c1', 'c2'] },
+        { libraryId: '/docs/koa', version: 'v1', buildId: koa1, chunkers: [] },
+      ]);
+      // A newer build replaces the served one.
+      const koa2 = await build('/docs/koa', '', [doc('d.md', 'c3')]);
+      const after = (await store.servedBuildChunkers()).find((s) => s.libraryId === '/docs/koa' && s.version === '');
+      assert.deepEqual(after, { libraryId: '/docs/koa', version: '', buildId: koa2, chunkers: ['c3'] });
+    });
+
     storeTest('a failed first build leaves the version without snippets', async (store) => {
       await store.upsertLibrary(lib('/docs/koa'));
       const b = await store.beginBuild('/docs/koa', 'v1', null);
