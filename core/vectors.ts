@@ -192,19 +192,25 @@ export async function removeBuildVectors(dataDir: string, buildId: string): Prom
  * directories left by a crash. Returns the names removed.
  */
 export async function removeOrphanVectors(kernel: Kernel): Promise<string[]> {
-  const keep = new Set<string>();
-  for (const library of await kernel.store.listLibraries()) {
-    for (const v of await kernel.store.listVersions(library.id)) if (v.activeBuildId) keep.add(v.activeBuildId);
-  }
   let names: string[];
   try {
-    names = await readdir(vectorsDir(kernel.env.dataDir));
+    names = (await readdir(vectorsDir(kernel.env.dataDir))).filter((name) => name !== LIBRARY_VECTORS_DIR);
   } catch {
     return [];
   }
+  // No build vectors at all (no embedder was ever on): the catalog need not be read.
+  if (names.length === 0) return [];
+  const keep = new Set<string>();
+  const { store } = kernel;
+  if (store.servedBuildChunkers) for (const served of await store.servedBuildChunkers()) keep.add(served.buildId);
+  else {
+    for (const library of await store.listLibraries()) {
+      for (const v of await store.listVersions(library.id)) if (v.activeBuildId) keep.add(v.activeBuildId);
+    }
+  }
   const removed: string[] = [];
   for (const name of names) {
-    if (name === LIBRARY_VECTORS_DIR || keep.has(name)) continue;
+    if (keep.has(name)) continue;
     await rm(join(vectorsDir(kernel.env.dataDir), name), { recursive: true, force: true });
     removed.push(name);
   }

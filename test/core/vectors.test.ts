@@ -8,7 +8,7 @@ import { getContext, toContextJson } from '../../core/query.ts';
 import { searchLibraries } from '../../core/library-search.ts';
 import { patchSettings } from '../../core/settings.ts';
 import { createTestLogger } from '../../core/testing/index.ts';
-import { EMBED_JOB_KIND, queueEmbeddings, readBuildVectorsMeta } from '../../core/vectors.ts';
+import { EMBED_JOB_KIND, queueEmbeddings, readBuildVectorsMeta, removeOrphanVectors } from '../../core/vectors.ts';
 import { readJobLog } from '../../core/job-log.ts';
 import { startOpenAiEmbeddings, type EmbeddingServer } from '../helpers/embedding-servers.ts';
 import { BASE_PLUGINS, openTestKernel, type TestKernel } from '../helpers/test-kernel.ts';
@@ -237,4 +237,25 @@ test('library search: with an embedder, library vectors (title, description, top
   assert.ok(found.length <= 3, 'at most three libraries join on their vectors alone');
   assert.equal((await searchLibraries(kernel, 'vec-f', 'cookies', { fast: true }))[0].library.id, exact[0], 'an exact ID still comes first');
   await setEmbedder(null);
+});
+
+test('vectors: at start, vectors of builds no version serves are removed; served builds and library vectors stay (one catalog read, or version by version)', async () => {
+  const vectors = join(dir, 'data', 'vectors');
+  const served = await servedBuild('/docs/vec-b');
+  assert.ok(existsSync(join(vectors, served)), 'a served build with vectors (from the tests above)');
+  const before = readdirSync(vectors).sort();
+  const plant = (name: string) => {
+    mkdirSync(join(vectors, name), { recursive: true });
+    writeFileSync(join(vectors, name, 'meta.json'), '{}');
+  };
+  plant('0f0e0d0c-orphan-build-one');
+  assert.deepEqual(await removeOrphanVectors(kernel), ['0f0e0d0c-orphan-build-one']);
+  assert.deepEqual(readdirSync(vectors).sort(), before);
+  // A store without servedBuildChunkers (optional) is read version by version: the same outcome.
+  assert.equal(typeof kernel.store.servedBuildChunkers, 'function');
+  const store = new Proxy(kernel.store, { get: (target, name) => (name === 'servedBuildChunkers' ? undefined : (Reflect.get(target, name, target) as unknown)) });
+  const byVersion = new Proxy(kernel, { get: (target, name) => (name === 'store' ? store : (Reflect.get(target, name, target) as unknown)) });
+  plant('0f0e0d0c-orphan-build-two');
+  assert.deepEqual(await removeOrphanVectors(byVersion), ['0f0e0d0c-orphan-build-two']);
+  assert.deepEqual(readdirSync(vectors).sort(), before);
 });
