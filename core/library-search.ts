@@ -7,7 +7,8 @@
  * count, served or not). The second (skipped when `fast` is set) re-ranks the best candidates by
  * the question: how many of its words the library's description and its own documentation
  * (the top hits of the library's lexical index; searched only for the candidates that can still
- * come first, see contenders) contain; then, with an LLM in Settings (the
+ * come first, best first, until none left can: see contenders and rerankByDocs) contain; then,
+ * with an LLM in Settings (the
  * reranker-llm plugin), one LLM call reorders the best candidates. With an embedder, the first
  * stage is fused with the libraries' vectors (core/library-vectors.ts).
  */
