@@ -7,11 +7,12 @@
  * count, served or not). The second (skipped when `fast` is set) re-ranks the best candidates by
  * the question: how many of its words the library's description and its own documentation
  * (the top hits of the library's lexical index; searched only for the candidates that can still
- * come first, see contenders) contain; then, with an LLM in Settings (the
+ * come first, best first, until none left can: see contenders and rerankByDocs) contain; then,
+ * with an LLM in Settings (the
  * reranker-llm plugin), one LLM call reorders the best candidates. With an embedder, the first
  * stage is fused with the libraries' vectors (core/library-vectors.ts).
  */
-import type { LibraryRecord } from './contracts.ts';
+import type { LibraryRecord, SearchHit } from './contracts.ts';
 import type { Kernel } from './kernel.ts';
 import { activeReranker } from './query.ts';
 import { tokenize } from './search/tokenize.ts';
@@ -194,12 +195,7 @@ export async function searchLibraries(kernel: Kernel, libraryName: string, query
     // The record's words first (no store read), then the documentation: searched only for the
     // candidates that can still win (see contenders), not for all ten.
     for (const c of head) c.score += DESCRIPTION_WEIGHT * coverage(questionTokens, `${c.library.title} ${c.library.description}`);
-    for (const c of contenders(head)) {
-      if (c.library.state !== 'finalized') continue;
-      const hits = await kernel.store.search(c.library.id, '', query, 5).catch(() => []);
-      const docs = hits.map((h) => `${h.snippet.breadcrumb.join(' ')} ${h.snippet.title} ${h.snippet.content} ${h.snippet.code} ${h.snippet.description}`).join(' ');
-      c.score += DOCS_WEIGHT * coverage(questionTokens, docs);
-    }
+    await rerankByDocs(kernel, query, questionTokens, head);
     head.sort(byRank);
     first.splice(0, head.length, ...head);
     await rerankWithLlm(kernel, libraryName, query, first, options.signal);
@@ -220,10 +216,70 @@ const DOCS_WEIGHT = 0.2;
  * of all ten would give; only the order below it may differ. A best candidate with no contender
  * (the asked name is one library's ID) searches nothing.
  */
-function contenders(head: Array<ScoredLibrary & { exactId: boolean }>): Array<ScoredLibrary & { exactId: boolean }> {
+function contenders(head: Candidate[]): Candidate[] {
   const best = head.reduce((a, b) => (byRank(a, b) <= 0 ? a : b));
   const close = head.filter((c) => c.exactId === best.exactId && c.score + DOCS_WEIGHT >= best.score);
   return close.length > 1 ? close : [];
+}
+
+/** How many of the first places the documentation re-ranking gives as searching every contender would (see rerankByDocs). */
+const EXACT_PLACES = 1;
+
+type Candidate = ScoredLibrary & { exactId: boolean };
+
+/**
+ * Adds the documentation coverage to the contenders (see contenders), searching their
+ * documentation best first and stopping at the first whose best possible score (its score plus
+ * DOCS_WEIGHT, a coverage of 1) cannot reach the EXACT_PLACES-th best of those searched: no later
+ * contender can either (they are in rank order), so the first EXACT_PLACES places are those
+ * searching every contender gives. The contenders not searched keep their score, so the order
+ * below those places may differ. A name shared by many libraries (a prefix of ten generated names
+ * of one length) left ten contenders, each searched (over 1,000 libraries, opening each one's
+ * index segment: 24 - 80 ms of CPU); once the leader's documentation covers the question, the
+ * others within DOCS_WEIGHT of it are not searched.
+ */
+async function rerankByDocs(kernel: Kernel, query: string, questionTokens: Set<string>, head: Candidate[]): Promise<void> {
+  const close = contenders(head).sort(byRank);
+  const searched: Candidate[] = [];
+  for (const c of close) {
+    if (c.library.state !== 'finalized') continue;
+    const place = searched[EXACT_PLACES - 1];
+    if (place && byRank({ ...c, score: c.score + DOCS_WEIGHT }, place) > 0) break;
+    const hits = await kernel.store.search(c.library.id, '', query, 5).catch(() => []);
+    c.score += DOCS_WEIGHT * hitsCoverage(questionTokens, hits);
+    searched.push(c);
+    searched.sort(byRank);
+  }
+}
+
+/**
+ * coverage() of the hits' text (heading path, title, content, code, description of each), read
+ * field by field and stopping once every word of the question is found: the tokens of texts
+ * joined by a space are the tokens of each text, so the share is the same as that of the joined
+ * text (a field missing reads as "undefined", as in a template string). A field that cannot hold
+ * any word still missing (mayHold) is not tokenized.
+ */
+export function hitsCoverage(questionTokens: ReadonlySet<string>, hits: readonly SearchHit[]): number {
+  if (questionTokens.size === 0) return 0;
+  const missing = new Set(questionTokens);
+  for (const { snippet: s } of hits) {
+    for (const text of [s.breadcrumb.join(' '), `${s.title}`, `${s.content}`, `${s.code}`, `${s.description}`]) {
+      if (!mayHold(text, missing)) continue;
+      for (const t of tokenize(text)) if (missing.delete(t) && missing.size === 0) return 1;
+    }
+  }
+  return (questionTokens.size - missing.size) / questionTokens.size;
+}
+
+/**
+ * False when tokenize(text) cannot give any of `tokens`. Every token of a text, less its last
+ * character, is in the text lower-cased: tokenize's words are ASCII runs of the text (or their
+ * parts), lower-cased, and its stemmer only cuts a word's end or changes its last letter.
+ */
+function mayHold(text: string, tokens: ReadonlySet<string>): boolean {
+  const lower = text.toLowerCase();
+  for (const t of tokens) if (lower.includes(t.slice(0, -1))) return true;
+  return false;
 }
 
 /** How many of the best candidates the reranker (an LLM in Settings) may reorder. */

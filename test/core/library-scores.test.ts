@@ -4,7 +4,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kernel } from '../../core/kernel.ts';
 import { addLibrary, runIngestJob } from '../../core/ingest.ts';
-import { searchLibraries } from '../../core/library-search.ts';
+import { hitsCoverage, searchLibraries } from '../../core/library-search.ts';
+import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
+import { tokenize } from '../../core/search/tokenize.ts';
 import { markdownMeta } from '../../core/readme-meta.ts';
 import { selfRetrievalScore } from '../../core/self-retrieval.ts';
 import type { ContextSearcher } from '../../core/query.ts';
@@ -41,6 +43,36 @@ describe('trustScore: an integer 0-10 from provenance, stars, freshness and comp
       assert.ok(Number.isInteger(s) && s >= 0 && s <= 10, `${JSON.stringify(odd)} -> ${s}`);
     }
     assert.equal(trustParts({ ...base, documents: 0, snippets: 0 }).completeness, 0);
+  });
+});
+
+describe("library search: the documentation coverage, read field by field", () => {
+  test("the same share as the hits' text joined, the re-ranking's former reading: stemmed, compound, cased, missing and absent words", () => {
+    const snippet = (s: Partial<StoredSnippet>): SearchHit => ({ score: 1, snippet: { id: 1, seq: 0, breadcrumb: [], title: '', content: '', code: '', description: '', ...s } as StoredSnippet });
+    const hits = [
+      snippet({ breadcrumb: ['Guide', 'Routing'], title: 'Route LIBRARIES', content: 'Mount routers; the app.use() chain runs middleware.', description: 'Study', code: 'const [n, setN] = React.useState(0);\nctx.throw(404);' }),
+      snippet({ title: 'Cookies', content: 'Signed cookies need keys, e.g. 1.2.3 and --max-old-space-size.', description: undefined as unknown as string }),
+      snippet({ breadcrumb: ['Ünïcode Straße'], content: 'İstanbul flies; return_exceptions=True', code: 'ns::Type::method -> value #anchor' }),
+    ];
+    const joined = (q: string, h: SearchHit[]) => {
+      const words = new Set(tokenize(q));
+      const have = new Set(tokenize(h.map((x) => `${x.snippet.breadcrumb.join(' ')} ${x.snippet.title} ${x.snippet.content} ${x.snippet.code} ${x.snippet.description}`).join(' ')));
+      return words.size === 0 ? 0 : [...words].filter((w) => have.has(w)).length / words.size;
+    };
+    const questions = [
+      'library routes', 'how do I route a library', 'usestate hook', 'react usestate', 'ctx throw', 'signed cookie keys', 'max old space size', '1.2.3',
+      'undefined description', 'istanbul fly', 'return exceptions', 'return_exceptions', 'ns::type::method', 'anchor value', 'strasse unicode', 'routing middleware chain',
+      'nothing here at all', 'studies', 'the and of', '', 'ROUTERS Mounting', 'setn n', 'app.use',
+    ];
+    let partial = 0;
+    for (const q of questions) {
+      for (const h of [hits, hits.slice(1), hits.slice(0, 1), []]) {
+        const want = joined(q, h);
+        assert.equal(hitsCoverage(new Set(tokenize(q)), h), want, `${JSON.stringify(q)} over ${h.length} hits`);
+        if (want > 0 && want < 1) partial++;
+      }
+    }
+    assert.ok(partial > 3, 'some questions are covered in part');
   });
 });
 

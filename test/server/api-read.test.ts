@@ -48,6 +48,30 @@ describe('public API: search and context', () => {
     assert.equal(buttons.body.results[0].id, '/docs/widgets-core');
   });
 
+  test('ranking: a contender whose documentation cannot overtake the leader is not searched; the winner is the same', async () => {
+    const store = s.kernel.store;
+    const storeSearch = store.search;
+    const searched: string[] = [];
+    store.search = function (this: typeof store, libraryId, ...rest) {
+      searched.push(libraryId);
+      return storeSearch.call(this, libraryId, ...rest);
+    };
+    try {
+      // widgets-core leads by its trust score and its documentation holds every word of the
+      // question: widgets-extra (its documentation adds at most what core's added) cannot pass it.
+      const forms = await search({ libraryName: 'widgets', query: 'buttons inputs forms' });
+      assert.deepEqual(forms.body.results.map((l: any) => l.id), ['/docs/widgets-core', '/docs/widgets-extra']);
+      assert.deepEqual(searched, ['/docs/widgets-core'], 'only the leader is searched');
+      // A question the leader's documentation does not answer: the other is searched, and wins.
+      searched.length = 0;
+      const chart = await search({ libraryName: 'widgets', query: 'render a chart with a theme' });
+      assert.deepEqual(chart.body.results.map((l: any) => l.id), ['/docs/widgets-extra', '/docs/widgets-core']);
+      assert.deepEqual(searched, ['/docs/widgets-core', '/docs/widgets-extra']);
+    } finally {
+      store.search = storeSearch;
+    }
+  });
+
   test('context: txt by default, json on request, pinned versions, the token budget', async () => {
     const txt = await context({ libraryId: '/docs/alpha', query: 'how do I connect' });
     assert.equal(txt.status, 200);
