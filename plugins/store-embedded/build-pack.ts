@@ -201,7 +201,112 @@ async function* serialized(batches: AsyncIterable<readonly StoredSnippet[]> | It
  * writePack from snippets already serialized (each `JSON.stringify` of one StoredSnippet, as a
  * staging file holds them: readStagingLines); the same bytes as writePack of the parsed snippets.
  */
-export async function writePackJson(dir: string, buildId: string, batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
+export function writePackJson(dir: string, buildId: string, batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
+  return writePackBlocks(dir, buildId, jsonBlocks(batches));
+}
+
+/** A block's JSON array before compression (bytes or text) and its number of snippets. */
+interface RawBlock {
+  json: Buffer | string;
+  count: number;
+}
+
+async function* jsonBlocks(batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>): AsyncGenerator<RawBlock> {
+  let pending: string[] = [];
+  for await (const batch of batches) {
+    for (const json of batch) {
+      pending.push(json);
+      if (pending.length >= PACK_BLOCK_SNIPPETS) {
+        yield { json: `[${pending.join(',')}]`, count: pending.length };
+        pending = [];
+      }
+    }
+  }
+  if (pending.length > 0) yield { json: `[${pending.join(',')}]`, count: pending.length };
+}
+
+/** Bytes read from a staging file at a time when its blocks are cut (stagingBlocks). */
+const STAGING_READ_BYTES = 1 << 20;
+const NEWLINE = 0x0a;
+
+/**
+ * The pack blocks of a staging file, cut from its bytes (finalize, on the event loop): a block
+ * is `[`, its lines with each newline turned into a comma, the last one into `]`. JSON escapes
+ * every newline inside a string and no UTF-8 sequence holds the byte 0x0a, so a newline byte is
+ * always a line's end: these are the bytes of `[${lines.join(',')}]` (writePackJson), made with
+ * no string per line, no joined string and no re-encoding on the main heap (round 7 of issue 17's
+ * stalls: decoding python's 10 MB staging file into line strings and joining them was finalize's
+ * main-thread work and garbage). Blank lines (a staging file never has them) are skipped, as
+ * readStagingLines skips them; a last line without its newline is a line.
+ */
+export async function* stagingBlocks(path: string, batch = PACK_BLOCK_SNIPPETS): AsyncGenerator<RawBlock> {
+  const fh = await open(path, 'r');
+  try {
+    let parts: Buffer[] = [];
+    let partBytes = 0;
+    let count = 0;
+    let lineBytes = 0; // bytes of the line being read, in earlier reads
+    const block = (): RawBlock => {
+      const json = Buffer.allocUnsafe(partBytes + 1);
+      json[0] = 0x5b; // [
+      let at = 1;
+      for (const p of parts) at += p.copy(json, at);
+      for (let i = json.indexOf(NEWLINE, 1); i !== -1; i = json.indexOf(NEWLINE, i + 1)) json[i] = 0x2c; // ,
+      json[json.length - 1] = 0x5d; // ] (the last line's newline)
+      const out = { json, count };
+      parts = [];
+      partBytes = 0;
+      count = 0;
+      return out;
+    };
+    const take = (chunk: Buffer, from: number, to: number) => {
+      if (to > from) {
+        parts.push(chunk.subarray(from, to));
+        partBytes += to - from;
+      }
+    };
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(STAGING_READ_BYTES);
+      const { bytesRead } = await fh.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      let from = 0; // the first byte of this read not yet taken
+      let lineStart = 0; // where the line being read starts in this read
+      for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1; nl = chunk.indexOf(NEWLINE, nl + 1)) {
+        const blank = lineBytes === 0 && nl === lineStart;
+        lineStart = nl + 1;
+        if (blank) {
+          take(chunk, from, nl); // the lines before it
+          from = nl + 1;
+          continue;
+        }
+        lineBytes = 0;
+        if (++count >= batch) {
+          take(chunk, from, nl + 1);
+          from = nl + 1;
+          yield block();
+        }
+      }
+      // The lines ended in this read and not yet in a block, and the start of the next one.
+      take(chunk, from, bytesRead);
+      lineBytes += bytesRead - lineStart;
+    }
+    if (lineBytes > 0) {
+      take(Buffer.from('\n'), 0, 1);
+      count++;
+    }
+    if (count > 0) yield block();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** writePack of a staging file (finalize): its blocks cut from its bytes (stagingBlocks); writePackJson's bytes. */
+export function writePackFromStaging(dir: string, buildId: string, stagingPath: string): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
+  return writePackBlocks(dir, buildId, stagingBlocks(stagingPath));
+}
+
+async function writePackBlocks(dir: string, buildId: string, source: AsyncIterable<RawBlock>): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
   const file = packFileName(buildId);
   const path = join(dir, file);
   const tmp = `${path}.tmp-${process.pid}`;
@@ -221,23 +326,13 @@ export async function writePackJson(dir: string, buildId: string, batches: Async
     head.writeUInt32LE(PACK_FORMAT, 8);
     await write(head);
     const blocks: BlockRef[] = [];
-    let pending: string[] = [];
     let count = 0;
-    const flushBlock = async () => {
-      if (pending.length === 0) return;
-      const bytes = await gzipAsync(`[${pending.join(',')}]`);
-      blocks.push({ offset: position, length: bytes.length, count: pending.length, crc: crc32(bytes) });
+    for await (const block of source) {
+      const bytes = await gzipAsync(block.json);
+      blocks.push({ offset: position, length: bytes.length, count: block.count, crc: crc32(bytes) });
+      count += block.count;
       await write(bytes);
-      pending = [];
-    };
-    for await (const batch of batches) {
-      for (const json of batch) {
-        pending.push(json);
-        count++;
-        if (pending.length >= PACK_BLOCK_SNIPPETS) await flushBlock();
-      }
     }
-    await flushBlock();
     const index = Buffer.from(JSON.stringify({ count, blocks }));
     const trailer = Buffer.alloc(TRAILER_BYTES);
     trailer.writeDoubleLE(position, 0);
@@ -309,7 +404,49 @@ function parseBlock(json: Buffer, path: string, b: BlockRef, i: number): StoredS
   return list;
 }
 
-/** A pack's snippets, block by block, inflated off the event loop (async zlib). */
+/**
+ * Bytes of a block's JSON that readPack parses at a time on the event loop, with a turn of the
+ * event loop between two pieces: a whole block (1,000 snippets, about 0.5 MB of JSON for
+ * python's) took 12 - 22 ms of `JSON.parse` under load (issue 17's stalls, round 6).
+ */
+export const PACK_PARSE_BYTES = 64 * 1024;
+/** How every snippet after a block's first one starts (an object with at least one key). */
+const SNIPPET_START = Buffer.from(',{"');
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * parseBlock in pieces of about PACK_PARSE_BYTES, the event loop turning between them (readPack,
+ * on the main thread): each piece is cut before a `,{"`. Inside a JSON string every `"` is
+ * escaped, so those bytes are never in a string; a snippet holds no object (its one array, the
+ * heading path, holds strings), so they start a snippet of the block's array. A cut anywhere else (a block written some other way) leaves a
+ * piece whose brackets do not balance, which JSON.parse rejects: then, or when the counts do not
+ * add up, the block is parsed whole, as before. The same snippets as parseBlock.
+ */
+async function parseBlockInPieces(json: Buffer, path: string, b: BlockRef, i: number): Promise<StoredSnippet[]> {
+  const end = json.length - 1;
+  if (json.length <= PACK_PARSE_BYTES || json[0] !== OPEN_BRACKET || json[end] !== CLOSE_BRACKET) return parseBlock(json, path, b, i);
+  const out: StoredSnippet[] = [];
+  try {
+    for (let start = 1; start < end; ) {
+      let cut = json.indexOf(SNIPPET_START, start + PACK_PARSE_BYTES);
+      if (cut === -1 || cut >= end) cut = end;
+      const piece = JSON.parse(`[${json.toString('utf8', start, cut)}]`) as StoredSnippet[];
+      for (const s of piece) out.push(s);
+      start = cut + 1;
+      if (start < end) await nextTurn();
+    }
+  } catch {
+    return parseBlock(json, path, b, i);
+  }
+  return out.length === b.count ? out : parseBlock(json, path, b, i);
+}
+
+/**
+ * A pack's snippets, block by block, inflated off the event loop (async zlib) and parsed in
+ * pieces with turns of the event loop between them (parseBlockInPieces).
+ */
 export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
   const { fd, blocks } = openPack(path);
   try {
@@ -321,7 +458,7 @@ export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
       } catch (err) {
         throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
       }
-      yield parseBlock(json, path, blocks[i], i);
+      yield await parseBlockInPieces(json, path, blocks[i], i);
     }
   } finally {
     closeSync(fd);

@@ -35,13 +35,12 @@ import {
   packFileName,
   readPack,
   readPackSync,
-  readStagingLines,
   removeOrphanPacks,
   removePacks,
   removeStagingFiles,
   stagingFileName,
   writePack,
-  writePackJson,
+  writePackFromStaging,
 } from './build-pack.ts';
 import { all, get, num, parseJson, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 import { memoRead } from './read-memo.ts';
@@ -224,12 +223,13 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     const version = str(build.version);
     // The index segment first: a build is served with its segment written. Both are made from the
     // staging file, side by side and off the event loop: the segment in a worker thread, the pack
-    // (build-pack.ts: blocks compressed by async zlib) here, streamed a block at a time.
+    // (build-pack.ts: blocks cut from the staging file's bytes, compressed by async zlib) here,
+    // streamed a block at a time.
     const staged = this.stagingFor(buildId);
     const totals: BuildStats = { totalSnippets: staged.count, totalTokens: staged.tokens };
     const [segment, pack] = await Promise.all([
       this.writeSegmentOffThread(buildId, staged.path, staged.count),
-      writePackJson(this.segmentDir, buildId, readStagingLines(staged.path)),
+      writePackFromStaging(this.segmentDir, buildId, staged.path),
     ]).catch(async (err: unknown) => {
       await this.removeSegmentFiles([buildId]);
       throw err;
