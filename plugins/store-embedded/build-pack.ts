@@ -29,7 +29,8 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { crc32, gunzip as gunzipCb, gunzipSync, gzip as gzipCb } from 'node:zlib';
 import { join } from 'node:path';
-import type { StoredSnippet } from '../../core/contracts.ts';
+import type { SnippetHead, StoredSnippet } from '../../core/contracts.ts';
+import { snippetHead } from '../../core/store-rules.ts';
 import { UnreadableBuildFileError } from '../../core/stored-docs.ts';
 import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import { fsyncDirectory } from './atomic-write.ts';
@@ -459,6 +460,104 @@ export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
         throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
       }
       yield await parseBlockInPieces(json, path, blocks[i], i);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Main-thread time readPackHeads works before it gives the event loop a turn. */
+const HEADS_SLICE_MS = 8;
+const key = (name: string) => Buffer.from(`"${name}":`);
+const ID_KEY = key('id');
+const SEQ_KEY = key('seq');
+const TITLE_KEY = key('title');
+const BREADCRUMB_KEY = key('breadcrumb');
+const SOURCE_PATH_KEY = key('sourcePath');
+const NEXT_KEY = Buffer.from(',"');
+const ARRAY_THEN_KEY = Buffer.from('],"');
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
+
+/**
+ * The value of key `k` in one snippet's JSON (`{...}`, no nested object), parsed, or undefined
+ * when the key is not there. `"k":` is never inside a string (every `"` there is escaped) and
+ * `,"` never is either, so a value runs to the next `,"` (an array of strings: to the next
+ * `],"`), or to the closing brace.
+ */
+function valueOf(snippet: Buffer, k: Buffer, array = false): unknown {
+  const at = snippet.indexOf(k);
+  if (at === -1) return undefined;
+  const from = at + k.length;
+  let to = array ? snippet.indexOf(ARRAY_THEN_KEY, from) : snippet.indexOf(NEXT_KEY, from);
+  if (to === -1) to = snippet.length - 1;
+  else if (array) to += 1;
+  // A string without escapes is its bytes between the quotes: no JSON.parse needed.
+  if (!array && snippet[from] === QUOTE && snippet[to - 1] === QUOTE && snippet.subarray(from + 1, to - 1).indexOf(BACKSLASH) === -1) {
+    return snippet.toString('utf8', from + 1, to - 1);
+  }
+  return JSON.parse(snippet.toString('utf8', from, to));
+}
+
+/**
+ * The heads of a block's snippets (snippetHead: id, seq, file, heading path, title) read from
+ * its JSON's bytes without parsing the rest of each snippet (its text never becomes a string on
+ * the main heap), or null when the block does not read that way (a snippet without one of the
+ * keys, a value that is not JSON: then it is parsed whole). Snippets are cut before each `,{"`
+ * (see parseBlockInPieces).
+ */
+async function headsOfBlock(json: Buffer, count: number, turnAfter: { at: number }): Promise<SnippetHead[] | null> {
+  const end = json.length - 1;
+  if (json[0] !== OPEN_BRACKET || json[end] !== CLOSE_BRACKET) return null;
+  const out: SnippetHead[] = [];
+  try {
+    for (let start = 1; start < end; ) {
+      let cut = json.indexOf(SNIPPET_START, start);
+      if (cut === -1 || cut >= end) cut = end;
+      const snippet = json.subarray(start, cut);
+      const id = valueOf(snippet, ID_KEY);
+      const seq = valueOf(snippet, SEQ_KEY);
+      const title = valueOf(snippet, TITLE_KEY);
+      const breadcrumb = valueOf(snippet, BREADCRUMB_KEY, true);
+      const sourcePath = valueOf(snippet, SOURCE_PATH_KEY);
+      if (typeof id !== 'number' || typeof seq !== 'number' || typeof title !== 'string' || typeof sourcePath !== 'string' || !Array.isArray(breadcrumb) || !breadcrumb.every((h) => typeof h === 'string')) {
+        return null;
+      }
+      out.push({ id, seq, sourcePath, breadcrumb: breadcrumb as string[], title });
+      start = cut + 1;
+      if (performance.now() > turnAfter.at) {
+        await nextTurn();
+        turnAfter.at = performance.now() + HEADS_SLICE_MS;
+      }
+    }
+  } catch {
+    return null;
+  }
+  return out.length === count ? out : null;
+}
+
+/**
+ * The heads of a pack's snippets (snippetHead of each, in order), block by block: each block
+ * inflated off the event loop, its heads read from its bytes (headsOfBlock; a block that does
+ * not read that way is parsed, in pieces), with a turn of the event loop every few milliseconds
+ * of work. The self-retrieval check lists a build's sections from them (Store.getSnippetHeads):
+ * python's 19,636 snippets are 10 MB of JSON, whose parse and garbage were the check's
+ * main-thread work (issue 17's stalls, rounds 6 and 7).
+ */
+export async function* readPackHeads(path: string): AsyncGenerator<SnippetHead[]> {
+  const { fd, blocks } = openPack(path);
+  const turnAfter = { at: performance.now() + HEADS_SLICE_MS };
+  try {
+    for (let i = 0; i < blocks.length; i++) {
+      const bytes = readBlock(fd, path, blocks[i], i);
+      let json: Buffer;
+      try {
+        json = await gunzipAsync(bytes);
+      } catch (err) {
+        throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
+      }
+      turnAfter.at = performance.now() + HEADS_SLICE_MS;
+      yield (await headsOfBlock(json, blocks[i].count, turnAfter)) ?? (await parseBlockInPieces(json, path, blocks[i], i)).map(snippetHead);
     }
   } finally {
     closeSync(fd);

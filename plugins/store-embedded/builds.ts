@@ -34,6 +34,7 @@ import {
   batchesOf,
   packFileName,
   readPack,
+  readPackHeads,
   readPackSync,
   removeOrphanPacks,
   removePacks,
@@ -332,8 +333,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
 
   /**
    * The heads of the served build's snippets, read from its pack a block at a time (each block
-   * inflated off the event loop, parsed, and cut to its heads): no snippet text is kept, and the
-   * event loop turns between blocks. A build finalized before packs: getSnippets' snippets, cut.
+   * inflated off the event loop, its heads read from its bytes: build-pack.ts readPackHeads): no
+   * snippet text is parsed or kept, and the event loop turns every few milliseconds. A build finalized before packs: getSnippets' snippets, cut.
    */
   async getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]> {
     this.requireDb();
@@ -342,7 +343,7 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     if (!pack) return (await this.getSnippets(libraryId, version)).map(snippetHead);
     const out: SnippetHead[] = [];
     try {
-      for await (const block of readPack(pack)) for (const s of block) out.push(snippetHead(s));
+      for await (const block of readPackHeads(pack)) for (const h of block) out.push(h);
     } catch (err) {
       throw this.packUnreadable(buildId, err);
     }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { StoredSnippet } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
+import { snippetHead } from '../../../core/store-rules.ts';
 import {
   PACK_BLOCK_SNIPPETS,
   PACK_PARSE_BYTES,
@@ -13,6 +14,7 @@ import {
   StagingFile,
   batchesOf,
   readPack,
+  readPackHeads,
   readPackSync,
   readStaging,
   readStagingLines,
@@ -184,6 +186,42 @@ describe('build packs (build-pack.ts)', () => {
       const nested = list.map((s) => ({ ...s, breadcrumb: [...s.breadcrumb], nested: Array.from({ length: 30 }, (_, k) => ({ id: k })) }));
       const pack3 = join(dir, (await writePackJson(dir, 'nested', [nested.map((s) => JSON.stringify(s))])).file);
       assert.deepEqual(await collect(readPack(pack3)), nested);
+    }));
+
+  test('readPackHeads reads the heads from the blocks\' bytes without parsing the snippets\' text; the heads readPack gives, whatever the fields hold', () =>
+    withDir(async (dir) => {
+      const list = snippets(PACK_BLOCK_SNIPPETS + 300).map((s, i) => ({ ...s, content: `TEXT-MARK ${i} ${'t'.repeat(300)}` }));
+      // Values JSON escapes, and bytes that look like the cuts inside strings.
+      list[1] = { ...list[1], title: 'a "quoted", {"id":1} title \\ é \u2028', breadcrumb: ['x],"y', '{"', ''], sourcePath: 'dir\\file ],"z.md' };
+      list[2] = { ...list[2], breadcrumb: [], title: '' };
+      list[3] = { ...list[3], id: 2 ** 40, seq: 3, title: '日本語' };
+      const path = join(dir, (await writePack(dir, 'b', batchesOf(list))).file);
+      const parses: string[] = [];
+      const parse = JSON.parse;
+      JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+        parses.push(String(text));
+        return parse(text, reviver);
+      };
+      let heads;
+      try {
+        heads = [];
+        for await (const block of readPackHeads(path)) heads.push(...block);
+      } finally {
+        JSON.parse = parse;
+      }
+      assert.deepEqual(heads, list.map(snippetHead));
+      assert.equal(parses.filter((t) => t.includes('TEXT-MARK')).length, 0, 'no snippet text parsed');
+      // A block that does not read that way (a snippet without a title) is parsed: the same heads.
+      const odd = list.slice(0, 50).map((s, i) => (i === 7 ? { ...s, title: undefined } : s));
+      const oddPath = join(dir, (await writePackJson(dir, 'odd', [odd.map((s) => JSON.stringify(s))])).file);
+      const oddHeads = [];
+      for await (const block of readPackHeads(oddPath)) oddHeads.push(...block);
+      assert.deepEqual(oddHeads, (await collect(readPack(oddPath))).map(snippetHead));
+      // A damaged block is the PackError readPack gives.
+      await flipByte(path, (await blockOffset(path, 1)) + 20);
+      await assert.rejects(async () => {
+        for await (const _ of readPackHeads(path));
+      }, (e: unknown) => e instanceof PackError && e.reason === 'corrupt');
     }));
 
   test('a damaged, truncated, foreign or missing pack is a PackError naming what is wrong', () =>
