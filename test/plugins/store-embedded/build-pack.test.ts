@@ -25,6 +25,7 @@ import {
 } from '../../../plugins/store-embedded/build-pack.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { SEGMENT_DIR } from '../../../plugins/store-embedded/segment.ts';
+import { STAGING_SLICE_SNIPPETS } from '../../../plugins/store-embedded/builds.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import { tempDataDir, withReopenableStore } from './helpers.ts';
 
@@ -271,6 +272,35 @@ describe('the embedded store with packs', () => {
       assert.deepEqual(await again.getSnippets('/docs/one', ''), one);
       assert.equal((await again.getVersion('/docs/one', ''))?.totalSnippets, 2300);
       assert.ok((await again.search('/docs/one', '', 'number1234', 3)).some((h) => h.snippet.content.endsWith('number1234')));
+    }));
+
+  test('a long page\'s snippets are staged in slices, the event loop turning between them; concurrent batches keep their order', () =>
+    withStore(async ({ store }) => {
+      await store.upsertLibrary({ id: '/docs/long', title: 'long', source: { kind: 'upload', spec: {} } });
+      const b = await store.beginBuild('/docs/long', '', null);
+      let turns = 0;
+      let spinning = true;
+      const spin = () => {
+        turns++;
+        if (spinning) setImmediate(spin);
+      };
+      setImmediate(spin);
+      const long = words(10 * STAGING_SLICE_SNIPPETS, 'long').map((content) => sampleSnippet({ content }));
+      try {
+        await store.addSnippets(b, long);
+      } finally {
+        spinning = false;
+      }
+      assert.ok(turns >= 9, `${turns} turns of the event loop while ${long.length} snippets were staged`);
+      // Batches given without waiting (a large one, then small ones) are staged in the order given.
+      const more = [words(250, 'a'), words(3, 'b'), words(120, 'c'), words(1, 'd')].map((list) => list.map((content) => sampleSnippet({ content })));
+      await Promise.all(more.map((list) => store.addSnippets(b, list)));
+      const finalizing = store.finalizeBuild(b);
+      await finalizing;
+      const served = await store.getSnippets('/docs/long', '');
+      assert.deepEqual(served.map((s) => s.content), [...long, ...more.flat()].map((s) => s.content));
+      assert.deepEqual(served.map((s) => s.seq), served.map((_, i) => i));
+      assert.ok(served.every((s, i) => i === 0 || s.id > served[i - 1].id), 'ids in order');
     }));
 
   test('a damaged pack block: the segment keeps serving, reading the snippets is a clear error, a rebuild fails clearly; never a crash', () =>
