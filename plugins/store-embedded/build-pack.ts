@@ -29,7 +29,8 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { crc32, gunzip as gunzipCb, gunzipSync, gzip as gzipCb } from 'node:zlib';
 import { join } from 'node:path';
-import type { StoredSnippet } from '../../core/contracts.ts';
+import type { SnippetHead, StoredSnippet } from '../../core/contracts.ts';
+import { snippetHead } from '../../core/store-rules.ts';
 import { UnreadableBuildFileError } from '../../core/stored-docs.ts';
 import { readdirOrEmpty, unlinkIfPresent } from '../../core/missing-files.ts';
 import { fsyncDirectory } from './atomic-write.ts';
@@ -201,7 +202,112 @@ async function* serialized(batches: AsyncIterable<readonly StoredSnippet[]> | It
  * writePack from snippets already serialized (each `JSON.stringify` of one StoredSnippet, as a
  * staging file holds them: readStagingLines); the same bytes as writePack of the parsed snippets.
  */
-export async function writePackJson(dir: string, buildId: string, batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
+export function writePackJson(dir: string, buildId: string, batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
+  return writePackBlocks(dir, buildId, jsonBlocks(batches));
+}
+
+/** A block's JSON array before compression (bytes or text) and its number of snippets. */
+interface RawBlock {
+  json: Buffer | string;
+  count: number;
+}
+
+async function* jsonBlocks(batches: AsyncIterable<readonly string[]> | Iterable<readonly string[]>): AsyncGenerator<RawBlock> {
+  let pending: string[] = [];
+  for await (const batch of batches) {
+    for (const json of batch) {
+      pending.push(json);
+      if (pending.length >= PACK_BLOCK_SNIPPETS) {
+        yield { json: `[${pending.join(',')}]`, count: pending.length };
+        pending = [];
+      }
+    }
+  }
+  if (pending.length > 0) yield { json: `[${pending.join(',')}]`, count: pending.length };
+}
+
+/** Bytes read from a staging file at a time when its blocks are cut (stagingBlocks). */
+const STAGING_READ_BYTES = 1 << 20;
+const NEWLINE = 0x0a;
+
+/**
+ * The pack blocks of a staging file, cut from its bytes (finalize, on the event loop): a block
+ * is `[`, its lines with each newline turned into a comma, the last one into `]`. JSON escapes
+ * every newline inside a string and no UTF-8 sequence holds the byte 0x0a, so a newline byte is
+ * always a line's end: these are the bytes of `[${lines.join(',')}]` (writePackJson), made with
+ * no string per line, no joined string and no re-encoding on the main heap (round 7 of issue 17's
+ * stalls: decoding python's 10 MB staging file into line strings and joining them was finalize's
+ * main-thread work and garbage). Blank lines (a staging file never has them) are skipped, as
+ * readStagingLines skips them; a last line without its newline is a line.
+ */
+export async function* stagingBlocks(path: string, batch = PACK_BLOCK_SNIPPETS): AsyncGenerator<RawBlock> {
+  const fh = await open(path, 'r');
+  try {
+    let parts: Buffer[] = [];
+    let partBytes = 0;
+    let count = 0;
+    let lineBytes = 0; // bytes of the line being read, in earlier reads
+    const block = (): RawBlock => {
+      const json = Buffer.allocUnsafe(partBytes + 1);
+      json[0] = 0x5b; // [
+      let at = 1;
+      for (const p of parts) at += p.copy(json, at);
+      for (let i = json.indexOf(NEWLINE, 1); i !== -1; i = json.indexOf(NEWLINE, i + 1)) json[i] = 0x2c; // ,
+      json[json.length - 1] = 0x5d; // ] (the last line's newline)
+      const out = { json, count };
+      parts = [];
+      partBytes = 0;
+      count = 0;
+      return out;
+    };
+    const take = (chunk: Buffer, from: number, to: number) => {
+      if (to > from) {
+        parts.push(chunk.subarray(from, to));
+        partBytes += to - from;
+      }
+    };
+    for (;;) {
+      const buffer = Buffer.allocUnsafe(STAGING_READ_BYTES);
+      const { bytesRead } = await fh.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      const chunk = buffer.subarray(0, bytesRead);
+      let from = 0; // the first byte of this read not yet taken
+      let lineStart = 0; // where the line being read starts in this read
+      for (let nl = chunk.indexOf(NEWLINE, 0); nl !== -1; nl = chunk.indexOf(NEWLINE, nl + 1)) {
+        const blank = lineBytes === 0 && nl === lineStart;
+        lineStart = nl + 1;
+        if (blank) {
+          take(chunk, from, nl); // the lines before it
+          from = nl + 1;
+          continue;
+        }
+        lineBytes = 0;
+        if (++count >= batch) {
+          take(chunk, from, nl + 1);
+          from = nl + 1;
+          yield block();
+        }
+      }
+      // The lines ended in this read and not yet in a block, and the start of the next one.
+      take(chunk, from, bytesRead);
+      lineBytes += bytesRead - lineStart;
+    }
+    if (lineBytes > 0) {
+      take(Buffer.from('\n'), 0, 1);
+      count++;
+    }
+    if (count > 0) yield block();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** writePack of a staging file (finalize): its blocks cut from its bytes (stagingBlocks); writePackJson's bytes. */
+export function writePackFromStaging(dir: string, buildId: string, stagingPath: string): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
+  return writePackBlocks(dir, buildId, stagingBlocks(stagingPath));
+}
+
+async function writePackBlocks(dir: string, buildId: string, source: AsyncIterable<RawBlock>): Promise<{ file: string; count: number; blocks: number; bytes: number }> {
   const file = packFileName(buildId);
   const path = join(dir, file);
   const tmp = `${path}.tmp-${process.pid}`;
@@ -221,23 +327,13 @@ export async function writePackJson(dir: string, buildId: string, batches: Async
     head.writeUInt32LE(PACK_FORMAT, 8);
     await write(head);
     const blocks: BlockRef[] = [];
-    let pending: string[] = [];
     let count = 0;
-    const flushBlock = async () => {
-      if (pending.length === 0) return;
-      const bytes = await gzipAsync(`[${pending.join(',')}]`);
-      blocks.push({ offset: position, length: bytes.length, count: pending.length, crc: crc32(bytes) });
+    for await (const block of source) {
+      const bytes = await gzipAsync(block.json);
+      blocks.push({ offset: position, length: bytes.length, count: block.count, crc: crc32(bytes) });
+      count += block.count;
       await write(bytes);
-      pending = [];
-    };
-    for await (const batch of batches) {
-      for (const json of batch) {
-        pending.push(json);
-        count++;
-        if (pending.length >= PACK_BLOCK_SNIPPETS) await flushBlock();
-      }
     }
-    await flushBlock();
     const index = Buffer.from(JSON.stringify({ count, blocks }));
     const trailer = Buffer.alloc(TRAILER_BYTES);
     trailer.writeDoubleLE(position, 0);
@@ -309,7 +405,49 @@ function parseBlock(json: Buffer, path: string, b: BlockRef, i: number): StoredS
   return list;
 }
 
-/** A pack's snippets, block by block, inflated off the event loop (async zlib). */
+/**
+ * Bytes of a block's JSON that readPack parses at a time on the event loop, with a turn of the
+ * event loop between two pieces: a whole block (1,000 snippets, about 0.5 MB of JSON for
+ * python's) took 12 - 22 ms of `JSON.parse` under load (issue 17's stalls, round 6).
+ */
+export const PACK_PARSE_BYTES = 64 * 1024;
+/** How every snippet after a block's first one starts (an object with at least one key). */
+const SNIPPET_START = Buffer.from(',{"');
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * parseBlock in pieces of about PACK_PARSE_BYTES, the event loop turning between them (readPack,
+ * on the main thread): each piece is cut before a `,{"`. Inside a JSON string every `"` is
+ * escaped, so those bytes are never in a string; a snippet holds no object (its one array, the
+ * heading path, holds strings), so they start a snippet of the block's array. A cut anywhere else (a block written some other way) leaves a
+ * piece whose brackets do not balance, which JSON.parse rejects: then, or when the counts do not
+ * add up, the block is parsed whole, as before. The same snippets as parseBlock.
+ */
+async function parseBlockInPieces(json: Buffer, path: string, b: BlockRef, i: number): Promise<StoredSnippet[]> {
+  const end = json.length - 1;
+  if (json.length <= PACK_PARSE_BYTES || json[0] !== OPEN_BRACKET || json[end] !== CLOSE_BRACKET) return parseBlock(json, path, b, i);
+  const out: StoredSnippet[] = [];
+  try {
+    for (let start = 1; start < end; ) {
+      let cut = json.indexOf(SNIPPET_START, start + PACK_PARSE_BYTES);
+      if (cut === -1 || cut >= end) cut = end;
+      const piece = JSON.parse(`[${json.toString('utf8', start, cut)}]`) as StoredSnippet[];
+      for (const s of piece) out.push(s);
+      start = cut + 1;
+      if (start < end) await nextTurn();
+    }
+  } catch {
+    return parseBlock(json, path, b, i);
+  }
+  return out.length === b.count ? out : parseBlock(json, path, b, i);
+}
+
+/**
+ * A pack's snippets, block by block, inflated off the event loop (async zlib) and parsed in
+ * pieces with turns of the event loop between them (parseBlockInPieces).
+ */
 export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
   const { fd, blocks } = openPack(path);
   try {
@@ -321,7 +459,105 @@ export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
       } catch (err) {
         throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
       }
-      yield parseBlock(json, path, blocks[i], i);
+      yield await parseBlockInPieces(json, path, blocks[i], i);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Main-thread time readPackHeads works before it gives the event loop a turn. */
+const HEADS_SLICE_MS = 8;
+const key = (name: string) => Buffer.from(`"${name}":`);
+const ID_KEY = key('id');
+const SEQ_KEY = key('seq');
+const TITLE_KEY = key('title');
+const BREADCRUMB_KEY = key('breadcrumb');
+const SOURCE_PATH_KEY = key('sourcePath');
+const NEXT_KEY = Buffer.from(',"');
+const ARRAY_THEN_KEY = Buffer.from('],"');
+const BACKSLASH = 0x5c;
+const QUOTE = 0x22;
+
+/**
+ * The value of key `k` in one snippet's JSON (`{...}`, no nested object), parsed, or undefined
+ * when the key is not there. `"k":` is never inside a string (every `"` there is escaped) and
+ * `,"` never is either, so a value runs to the next `,"` (an array of strings: to the next
+ * `],"`), or to the closing brace.
+ */
+function valueOf(snippet: Buffer, k: Buffer, array = false): unknown {
+  const at = snippet.indexOf(k);
+  if (at === -1) return undefined;
+  const from = at + k.length;
+  let to = array ? snippet.indexOf(ARRAY_THEN_KEY, from) : snippet.indexOf(NEXT_KEY, from);
+  if (to === -1) to = snippet.length - 1;
+  else if (array) to += 1;
+  // A string without escapes is its bytes between the quotes: no JSON.parse needed.
+  if (!array && snippet[from] === QUOTE && snippet[to - 1] === QUOTE && snippet.subarray(from + 1, to - 1).indexOf(BACKSLASH) === -1) {
+    return snippet.toString('utf8', from + 1, to - 1);
+  }
+  return JSON.parse(snippet.toString('utf8', from, to));
+}
+
+/**
+ * The heads of a block's snippets (snippetHead: id, seq, file, heading path, title) read from
+ * its JSON's bytes without parsing the rest of each snippet (its text never becomes a string on
+ * the main heap), or null when the block does not read that way (a snippet without one of the
+ * keys, a value that is not JSON: then it is parsed whole). Snippets are cut before each `,{"`
+ * (see parseBlockInPieces).
+ */
+async function headsOfBlock(json: Buffer, count: number, turnAfter: { at: number }): Promise<SnippetHead[] | null> {
+  const end = json.length - 1;
+  if (json[0] !== OPEN_BRACKET || json[end] !== CLOSE_BRACKET) return null;
+  const out: SnippetHead[] = [];
+  try {
+    for (let start = 1; start < end; ) {
+      let cut = json.indexOf(SNIPPET_START, start);
+      if (cut === -1 || cut >= end) cut = end;
+      const snippet = json.subarray(start, cut);
+      const id = valueOf(snippet, ID_KEY);
+      const seq = valueOf(snippet, SEQ_KEY);
+      const title = valueOf(snippet, TITLE_KEY);
+      const breadcrumb = valueOf(snippet, BREADCRUMB_KEY, true);
+      const sourcePath = valueOf(snippet, SOURCE_PATH_KEY);
+      if (typeof id !== 'number' || typeof seq !== 'number' || typeof title !== 'string' || typeof sourcePath !== 'string' || !Array.isArray(breadcrumb) || !breadcrumb.every((h) => typeof h === 'string')) {
+        return null;
+      }
+      out.push({ id, seq, sourcePath, breadcrumb: breadcrumb as string[], title });
+      start = cut + 1;
+      if (performance.now() > turnAfter.at) {
+        await nextTurn();
+        turnAfter.at = performance.now() + HEADS_SLICE_MS;
+      }
+    }
+  } catch {
+    return null;
+  }
+  return out.length === count ? out : null;
+}
+
+/**
+ * The heads of a pack's snippets (snippetHead of each, in order), block by block: each block
+ * inflated off the event loop, its heads read from its bytes (headsOfBlock; a block that does
+ * not read that way is parsed, in pieces), with a turn of the event loop every few milliseconds
+ * of work. The self-retrieval check lists a build's sections from them (Store.getSnippetHeads):
+ * python's 19,636 snippets are 10 MB of JSON, whose parse and garbage were the check's
+ * main-thread work (issue 17's stalls, rounds 6 and 7).
+ */
+export async function* readPackHeads(path: string): AsyncGenerator<SnippetHead[]> {
+  const { fd, blocks } = openPack(path);
+  const turnAfter = { at: performance.now() + HEADS_SLICE_MS };
+  try {
+    for (let i = 0; i < blocks.length; i++) {
+      const bytes = readBlock(fd, path, blocks[i], i);
+      let json: Buffer;
+      try {
+        json = await gunzipAsync(bytes);
+      } catch (err) {
+        throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
+      }
+      turnAfter.at = performance.now() + HEADS_SLICE_MS;
+      yield (await headsOfBlock(json, blocks[i].count, turnAfter)) ?? (await parseBlockInPieces(json, path, blocks[i], i)).map(snippetHead);
     }
   } finally {
     closeSync(fd);

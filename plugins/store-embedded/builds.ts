@@ -34,14 +34,14 @@ import {
   batchesOf,
   packFileName,
   readPack,
+  readPackHeads,
   readPackSync,
-  readStagingLines,
   removeOrphanPacks,
   removePacks,
   removeStagingFiles,
   stagingFileName,
   writePack,
-  writePackJson,
+  writePackFromStaging,
 } from './build-pack.ts';
 import { all, get, num, parseJson, run, str, strOrNull, transaction, type Database, type Row } from './sqlite.ts';
 import { memoRead } from './read-memo.ts';
@@ -99,6 +99,12 @@ function reserveSnippetIds(db: Database, n: number): number {
  */
 export const WRITER_MAIN_THREAD_SNIPPETS = 2000;
 
+/**
+ * addSnippets appends at most this many snippets to a staging file in one go; a larger batch is
+ * appended in slices, the event loop turning between them.
+ */
+export const STAGING_SLICE_SNIPPETS = 100;
+
 /** A snippet as staged and served: the record rowToSnippet gives for its row. */
 function toStoredSnippet(s: Snippet, id: number, seq: number): StoredSnippet {
   return { id, seq, ...snippetDefaults(s) };
@@ -123,6 +129,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   readonly segmentBuilds = { workerThread: 0, mainThread: 0 };
   /** The staging files of the builds being built by this process (build-pack.ts). */
   private readonly staging = new Map<string, StagingFile>();
+  /** Per build, its last append in slices (addSnippets): the next one, and finalize, wait for it. */
+  private readonly appending = new Map<string, Promise<void>>();
 
   constructor(
     database: EmbeddedDatabase,
@@ -163,8 +171,37 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     // Staged in a file, not in sql.js (build-pack.ts); ids still come from the snippets table's sequence.
     const staged = this.stagingFor(buildId);
     const first = reserveSnippetIds(db, snippets.length);
-    staged.append(snippets.map((s, i) => toStoredSnippet(s, first + i, staged.count + i)));
     this.markDirty(); // the id sequence: batched
+    const previous = this.appending.get(buildId);
+    if (!previous && snippets.length <= STAGING_SLICE_SNIPPETS) {
+      staged.append(snippets.map((s, i) => toStoredSnippet(s, first + i, staged.count + i)));
+      return;
+    }
+    // A large batch (a long page's snippets) in slices, after the build's earlier appends: in order.
+    const mine = (previous ?? Promise.resolve()).catch(() => {}).then(() => this.appendInSlices(buildId, staged, snippets, first));
+    this.appending.set(buildId, mine);
+    try {
+      await mine;
+    } finally {
+      if (this.appending.get(buildId) === mine) this.appending.delete(buildId);
+    }
+  }
+
+  /**
+   * Appends snippets to a build's staging file STAGING_SLICE_SNIPPETS at a time with a turn of
+   * the event loop between two slices (issue 17's stalls, round 7: numbering, serializing and
+   * writing a long page's hundreds of snippets at once held a server's event loop for 20 - 45 ms
+   * of its own run time). Each slice checks the build still takes snippets (not finalized,
+   * failed or deleted meanwhile) and numbers its snippets from the staging file's count.
+   */
+  private async appendInSlices(buildId: string, staged: StagingFile, snippets: Snippet[], first: number): Promise<void> {
+    for (let i = 0; i < snippets.length; i += STAGING_SLICE_SNIPPETS) {
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      this.stagedBuild(this.requireWritable(), buildId);
+      if (this.staging.get(buildId) !== staged) throw invalid(`Build "${buildId}" no longer accepts changes.`);
+      const slice = snippets.slice(i, i + STAGING_SLICE_SNIPPETS);
+      staged.append(slice.map((s, j) => toStoredSnippet(s, first + i + j, staged.count + j)));
+    }
   }
 
   /** The staging file of a build being built, opened at its first snippets. */
@@ -243,18 +280,21 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   }
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {
+    // The build's snippets still being appended in slices first (addSnippets).
+    await this.appending.get(buildId)?.catch(() => {});
     const db = this.requireWritable();
     const build = this.stagedBuild(db, buildId);
     const libraryId = str(build.library_id);
     const version = str(build.version);
     // The index segment first: a build is served with its segment written. Both are made from the
     // staging file, side by side and off the event loop: the segment in a worker thread, the pack
-    // (build-pack.ts: blocks compressed by async zlib) here, streamed a block at a time.
+    // (build-pack.ts: blocks cut from the staging file's bytes, compressed by async zlib) here,
+    // streamed a block at a time.
     const staged = this.stagingFor(buildId);
     const totals: BuildStats = { totalSnippets: staged.count, totalTokens: staged.tokens };
     const [segment, pack] = await Promise.all([
       this.writeSegmentOffThread(buildId, staged.path, staged.count),
-      writePackJson(this.segmentDir, buildId, readStagingLines(staged.path)),
+      writePackFromStaging(this.segmentDir, buildId, staged.path),
     ]).catch(async (err: unknown) => {
       await this.removeSegmentFiles([buildId]);
       throw err;
@@ -357,8 +397,8 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
 
   /**
    * The heads of the served build's snippets, read from its pack a block at a time (each block
-   * inflated off the event loop, parsed, and cut to its heads): no snippet text is kept, and the
-   * event loop turns between blocks. A build finalized before packs: getSnippets' snippets, cut.
+   * inflated off the event loop, its heads read from its bytes: build-pack.ts readPackHeads): no
+   * snippet text is parsed or kept, and the event loop turns every few milliseconds. A build finalized before packs: getSnippets' snippets, cut.
    */
   async getSnippetHeads(libraryId: string, version: string): Promise<SnippetHead[]> {
     this.requireDb();
@@ -367,7 +407,7 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
     if (!pack) return (await this.getSnippets(libraryId, version)).map(snippetHead);
     const out: SnippetHead[] = [];
     try {
-      for await (const block of readPack(pack)) for (const s of block) out.push(snippetHead(s));
+      for await (const block of readPackHeads(pack)) for (const h of block) out.push(h);
     } catch (err) {
       throw this.packUnreadable(buildId, err);
     }

@@ -200,6 +200,11 @@ async function main(): Promise<void> {
             }, {}),
             // Summed over the stalls: the main thread running, and waiting for a core (the machine's load).
             stallsRunWaitMs: stalls.reduce((acc, x) => [acc[0] + (x.runMs ?? 0), acc[1] + (x.waitMs ?? 0)], [0, 0]),
+            // The stalls with the most main-thread run time (the work this process did in them, whatever the machine's load).
+            stallsByRun: [...stalls]
+              .sort((a, b) => (b.runMs ?? 0) - (a.runMs ?? 0))
+              .slice(0, 6)
+              .map(({ ms, after, runMs, waitMs }) => ({ runMs, ms, waitMs, after: after.slice(0, 60) })),
             stalls: stalls
               .sort((a, b) => b.ms - a.ms)
               .slice(0, 12)

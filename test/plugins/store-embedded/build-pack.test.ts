@@ -3,24 +3,29 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { StoredSnippet } from '../../../core/contracts.ts';
 import { sampleSnippet } from '../../../core/testing/store-contract.ts';
+import { snippetHead } from '../../../core/store-rules.ts';
 import {
   PACK_BLOCK_SNIPPETS,
+  PACK_PARSE_BYTES,
   PackError,
   StagingFile,
   batchesOf,
   readPack,
+  readPackHeads,
   readPackSync,
   readStaging,
   readStagingLines,
   readStagingSync,
   writePack,
+  writePackFromStaging,
   writePackJson,
 } from '../../../plugins/store-embedded/build-pack.ts';
 import type { EmbeddedStore } from '../../../plugins/store-embedded/embedded-store.ts';
 import { SEGMENT_DIR } from '../../../plugins/store-embedded/segment.ts';
+import { STAGING_SLICE_SNIPPETS } from '../../../plugins/store-embedded/builds.ts';
 import { loadSqlJs } from '../../../plugins/store-embedded/sqlite.ts';
 import { tempDataDir, withReopenableStore } from './helpers.ts';
 
@@ -56,6 +61,15 @@ async function blockOffset(path: string, i: number): Promise<number> {
   const at = bytes.readDoubleLE(bytes.length - 16);
   const length = bytes.readUInt32LE(bytes.length - 8);
   return (JSON.parse(bytes.toString('utf8', at, at + length)) as { blocks: { offset: number }[] }).blocks[i].offset;
+}
+
+/** The end of block 0 of a pack (the next block's offset, or the block index's). */
+async function blockEnd(path: string): Promise<number> {
+  const bytes = await readFile(path);
+  const at = bytes.readDoubleLE(bytes.length - 16);
+  const length = bytes.readUInt32LE(bytes.length - 8);
+  const { blocks } = JSON.parse(bytes.toString('utf8', at, at + length)) as { blocks: { offset: number; length: number }[] };
+  return blocks[0].offset + blocks[0].length;
 }
 
 async function flipByte(path: string, at: number): Promise<void> {
@@ -106,6 +120,111 @@ describe('build packs (build-pack.ts)', () => {
       assert.deepEqual(readPackSync(join(dir, fromLines.file)), list);
     }));
 
+  test('a pack cut from the staging file\'s bytes (finalize) has the bytes of one written from the parsed snippets: reads of 1 MiB, blank lines, no last newline', () =>
+    withDir(async (dir) => {
+      // 2.9 MB of staging: lines cross the 1 MiB reads, three blocks.
+      const list = snippets(2 * PACK_BLOCK_SNIPPETS + 600).map((s, i) => ({ ...s, description: `${i} ${'x'.repeat(i % 997)} é` }));
+      list[5] = { ...list[5], content: 'quote " backslash \\ lone \ud800 line\nbreak \u2028 end' };
+      const staging = new StagingFile(join(dir, 'b.staging'));
+      staging.append(list.slice(0, 1234));
+      staging.append(list.slice(1234));
+      staging.close();
+      const expected = await readFile(join(dir, (await writePack(dir, 'parsed', batchesOf(list, 333))).file));
+      const cut = await writePackFromStaging(dir, 'cut', staging.path);
+      assert.deepEqual({ ...cut, file: '' }, { count: list.length, blocks: 3, bytes: expected.length, file: '' });
+      assert.ok((await readFile(join(dir, cut.file))).equals(expected), 'the same bytes');
+      // Blank lines are skipped and a last line without its newline is a line, as readStagingLines reads them.
+      const lines = list.map((s) => JSON.stringify(s));
+      await writeFile(join(dir, 'odd.staging'), `\n${lines.slice(0, 999).join('\n')}\n\n\n${lines.slice(999).join('\n')}`);
+      assert.ok((await readFile(join(dir, (await writePackFromStaging(dir, 'odd', join(dir, 'odd.staging'))).file))).equals(expected));
+      await writeFile(join(dir, 'empty.staging'), '');
+      assert.deepEqual(readPackSync(join(dir, (await writePackFromStaging(dir, 'empty', join(dir, 'empty.staging'))).file)), []);
+    }));
+
+  test('finalize\'s pack takes the staging file\'s bytes as they are: no line is decoded to a string and encoded again', () =>
+    withDir(async (dir) => {
+      // A byte that is not UTF-8 (0xff) survives only if the bytes are never decoded (decoding makes it U+FFFD, ef bf bd).
+      const line = Buffer.concat([Buffer.from(JSON.stringify(snippets(1)[0]).replace('"Section"', '"Sec')), Buffer.from([0xff]), Buffer.from('tion"\n')]);
+      await writeFile(join(dir, 'raw.staging'), line);
+      const path = join(dir, (await writePackFromStaging(dir, 'raw', join(dir, 'raw.staging'))).file);
+      const block = gunzipSync((await readFile(path)).subarray(16, await blockEnd(path)));
+      assert.ok(block.equals(Buffer.concat([Buffer.from('['), line.subarray(0, line.length - 1), Buffer.from(']')])), 'the block is [ + the line\'s bytes + ]');
+    }));
+
+  test('readPack parses a block in pieces of about PACK_PARSE_BYTES, the event loop turning between them; the same snippets, whatever the keys', () =>
+    withDir(async (dir) => {
+      const list = snippets(PACK_BLOCK_SNIPPETS + 10).map((s, i) => ({ ...s, description: 'd'.repeat(200 + (i % 50)) }));
+      const path = join(dir, (await writePack(dir, 'b', batchesOf(list))).file);
+      const blockBytes = gunzipSync((await readFile(path)).subarray(16, await blockEnd(path))).length;
+      assert.ok(blockBytes > 4 * PACK_PARSE_BYTES, `a block of ${blockBytes} bytes`);
+      // Which turn of the event loop each JSON.parse of a block's text runs in.
+      let turn = 0;
+      let spinning = true;
+      const spin = () => {
+        turn++;
+        if (spinning) setImmediate(spin);
+      };
+      setImmediate(spin);
+      const parses: Array<{ chars: number; turn: number }> = [];
+      const parse = JSON.parse;
+      JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+        if (typeof text === 'string' && text.length > 10_000) parses.push({ chars: text.length, turn });
+        return parse(text, reviver);
+      };
+      let read: StoredSnippet[];
+      try {
+        read = await collect(readPack(path));
+      } finally {
+        JSON.parse = parse;
+        spinning = false;
+      }
+      assert.deepEqual(read, list);
+      const longest = Math.max(...list.map((s) => JSON.stringify(s).length));
+      assert.ok(parses.length >= 4, `${parses.length} parses`);
+      assert.ok(parses.every((p) => p.chars <= PACK_PARSE_BYTES + longest + 2), `pieces of at most ${PACK_PARSE_BYTES} bytes and a snippet: ${parses.map((p) => p.chars)}`);
+      assert.equal(new Set(parses.map((p) => p.turn)).size, parses.length, 'one piece a turn');
+      // A block whose snippets hold objects (',{"' inside a snippet: not written by this code) is read whole, the same.
+      const nested = list.map((s) => ({ ...s, breadcrumb: [...s.breadcrumb], nested: Array.from({ length: 30 }, (_, k) => ({ id: k })) }));
+      const pack3 = join(dir, (await writePackJson(dir, 'nested', [nested.map((s) => JSON.stringify(s))])).file);
+      assert.deepEqual(await collect(readPack(pack3)), nested);
+    }));
+
+  test('readPackHeads reads the heads from the blocks\' bytes without parsing the snippets\' text; the heads readPack gives, whatever the fields hold', () =>
+    withDir(async (dir) => {
+      const list = snippets(PACK_BLOCK_SNIPPETS + 300).map((s, i) => ({ ...s, content: `TEXT-MARK ${i} ${'t'.repeat(300)}` }));
+      // Values JSON escapes, and bytes that look like the cuts inside strings.
+      list[1] = { ...list[1], title: 'a "quoted", {"id":1} title \\ é \u2028', breadcrumb: ['x],"y', '{"', ''], sourcePath: 'dir\\file ],"z.md' };
+      list[2] = { ...list[2], breadcrumb: [], title: '' };
+      list[3] = { ...list[3], id: 2 ** 40, seq: 3, title: '日本語' };
+      const path = join(dir, (await writePack(dir, 'b', batchesOf(list))).file);
+      const parses: string[] = [];
+      const parse = JSON.parse;
+      JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+        parses.push(String(text));
+        return parse(text, reviver);
+      };
+      let heads;
+      try {
+        heads = [];
+        for await (const block of readPackHeads(path)) heads.push(...block);
+      } finally {
+        JSON.parse = parse;
+      }
+      assert.deepEqual(heads, list.map(snippetHead));
+      assert.equal(parses.filter((t) => t.includes('TEXT-MARK')).length, 0, 'no snippet text parsed');
+      // A block that does not read that way (a snippet without a title) is parsed: the same heads.
+      const odd = list.slice(0, 50).map((s, i) => (i === 7 ? { ...s, title: undefined } : s));
+      const oddPath = join(dir, (await writePackJson(dir, 'odd', [odd.map((s) => JSON.stringify(s))])).file);
+      const oddHeads = [];
+      for await (const block of readPackHeads(oddPath)) oddHeads.push(...block);
+      assert.deepEqual(oddHeads, (await collect(readPack(oddPath))).map(snippetHead));
+      // A damaged block is the PackError readPack gives.
+      await flipByte(path, (await blockOffset(path, 1)) + 20);
+      await assert.rejects(async () => {
+        for await (const _ of readPackHeads(path));
+      }, (e: unknown) => e instanceof PackError && e.reason === 'corrupt');
+    }));
+
   test('a damaged, truncated, foreign or missing pack is a PackError naming what is wrong', () =>
     withDir(async (dir) => {
       const path = join(dir, (await writePack(dir, 'b', batchesOf(snippets(2500)))).file);
@@ -153,6 +272,35 @@ describe('the embedded store with packs', () => {
       assert.deepEqual(await again.getSnippets('/docs/one', ''), one);
       assert.equal((await again.getVersion('/docs/one', ''))?.totalSnippets, 2300);
       assert.ok((await again.search('/docs/one', '', 'number1234', 3)).some((h) => h.snippet.content.endsWith('number1234')));
+    }));
+
+  test('a long page\'s snippets are staged in slices, the event loop turning between them; concurrent batches keep their order', () =>
+    withStore(async ({ store }) => {
+      await store.upsertLibrary({ id: '/docs/long', title: 'long', source: { kind: 'upload', spec: {} } });
+      const b = await store.beginBuild('/docs/long', '', null);
+      let turns = 0;
+      let spinning = true;
+      const spin = () => {
+        turns++;
+        if (spinning) setImmediate(spin);
+      };
+      setImmediate(spin);
+      const long = words(10 * STAGING_SLICE_SNIPPETS, 'long').map((content) => sampleSnippet({ content }));
+      try {
+        await store.addSnippets(b, long);
+      } finally {
+        spinning = false;
+      }
+      assert.ok(turns >= 9, `${turns} turns of the event loop while ${long.length} snippets were staged`);
+      // Batches given without waiting (a large one, then small ones) are staged in the order given.
+      const more = [words(250, 'a'), words(3, 'b'), words(120, 'c'), words(1, 'd')].map((list) => list.map((content) => sampleSnippet({ content })));
+      await Promise.all(more.map((list) => store.addSnippets(b, list)));
+      const finalizing = store.finalizeBuild(b);
+      await finalizing;
+      const served = await store.getSnippets('/docs/long', '');
+      assert.deepEqual(served.map((s) => s.content), [...long, ...more.flat()].map((s) => s.content));
+      assert.deepEqual(served.map((s) => s.seq), served.map((_, i) => i));
+      assert.ok(served.every((s, i) => i === 0 || s.id > served[i - 1].id), 'ids in order');
     }));
 
   test('a damaged pack block: the segment keeps serving, reading the snippets is a clear error, a rebuild fails clearly; never a crash', () =>
