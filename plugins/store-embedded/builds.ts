@@ -280,8 +280,11 @@ export class EmbeddedBuilds extends EmbeddedRole implements BuildStore {
   }
 
   async finalizeBuild(buildId: string): Promise<VersionRecord> {
-    // The build's snippets still being appended in slices first (addSnippets).
-    await this.appending.get(buildId)?.catch(() => {});
+    // The build's snippets still being appended in slices first (addSnippets). Without one, no
+    // await comes before the staged count is read: snippets added after this call are not in it,
+    // and the finalize is refused below (they are never lost).
+    const appending = this.appending.get(buildId);
+    if (appending) await appending.catch(() => {});
     const db = this.requireWritable();
     const build = this.stagedBuild(db, buildId);
     const libraryId = str(build.library_id);
