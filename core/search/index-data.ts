@@ -428,9 +428,15 @@ class Grow<T extends Int32Array | Float64Array | Uint8Array> {
     this.a = b;
   }
 
-  /** The values, trimmed (the builder is not used after). */
+  /**
+   * The values, trimmed; the builder lets its array go (it is empty after: the pass's closure
+   * keeps the builders as long as the build runs).
+   */
   done(): T {
-    return this.a.slice(0, this.n) as T;
+    const out = this.a.slice(0, this.n) as T;
+    this.a = this.make(0);
+    this.n = 0;
+    return out;
   }
 }
 const ints = () => new Grow(new Int32Array(1024), (n) => new Int32Array(n));
@@ -770,6 +776,7 @@ export function computeIndexDataStreamed(eachSnippet: SnippetPass, params: Bm25P
     parentRows[META].add(row(secFields[META], p.first));
   }
   const parentFields = parentRows.map((r) => r.done());
+  parentRows.length = 0;
 
   // Each snippet's own words (kept for sections of several snippets, or for all when there are parents).
   const ownData = own.done();
@@ -822,14 +829,20 @@ export function computeIndexDataStreamed(eachSnippet: SnippetPass, params: Bm25P
   }
 
   // Every word is numbered: keep the words in use, sorted, and renumber every kept list.
-  const kept = [...secFields, ...parentFields, ...(params.pageFusion > 0 ? pageFields : []), ownRows].map((r) => r.items);
+  let kept = [...secFields, ...parentFields, ...(params.pageFusion > 0 ? pageFields : []), ownRows].map((r) => r.items);
   const { terms, renumber } = dict.finish(kept);
   dict.words.length = 0;
   for (const l of kept) for (let i = 0; i < l.length; i++) l[i] = renumber[l[i]];
+  kept = [];
+  // The pages' view first, then the parents', each view's fields let go once it is made (all
+  // but the parents' headings): the postings of the next view take their place.
   const weights = FIELD_ORDER.map((f) => params.fields[f]);
-  const bm25 = buildBm25fDataFlat(secFields, weights, params.k1, terms.length);
-  const parentBm25 = buildBm25fDataFlat(parentFields, weights, params.k1, terms.length);
   const pageBm25 = buildBm25fDataFlat(params.pageFusion > 0 ? pageFields : FIELD_ORDER.map(() => ({ start: new Int32Array(1), items: EMPTY })), weights, params.k1, terms.length);
+  pageFields.length = 0;
+  const parentBm25 = buildBm25fDataFlat(parentFields, weights, params.k1, terms.length);
+  const parHead = parentFields[0];
+  parentFields.length = 0;
+  const bm25 = buildBm25fDataFlat(secFields, weights, params.k1, terms.length);
   for (let i = 0; i < count; i++) ownItems.subarray(ownStart[i], ownStart[i + 1]).sort();
 
   const vocab: number[] = [];
@@ -860,7 +873,7 @@ export function computeIndexDataStreamed(eachSnippet: SnippetPass, params: Bm25P
     parFirst: Int32Array.from(parents, (p) => p.first),
     parLast: Int32Array.from(parents, (p) => p.last),
     parDepth: Int32Array.from(parents, (p) => p.depth),
-    parHead: parentFields[0],
+    parHead,
     own: ownRows,
     bm25,
     parentBm25,
