@@ -4,6 +4,7 @@
  *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--small-snippets 200]
  *                       [--questions 300] [--seed 1] [--chunker]
  *                       [--data-dir DIR] [--keep] [--skip-build] [--in-process] [--rounds 2]
+ *                       [--build-only]
  *
  * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
  *    prose drawn from a seeded vocabulary with a Zipf distribution (a few words very common, most
@@ -66,6 +67,7 @@ const { values } = parseArgs({
     'in-process': { type: 'boolean', default: false },
     rounds: { type: 'string', default: '2' },
     chunker: { type: 'boolean', default: false },
+    'build-only': { type: 'boolean', default: false },
   },
 });
 const count = (name: string, v: string | undefined, min: number) => {
@@ -437,7 +439,8 @@ const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).
 const loadBefore = load();
 log(`data directory ${dataDir}`);
 const built = values['skip-build'] ? { skipped: true } : await build();
-const measured = values['in-process'] ? await measureInProcess() : await measure();
+// `--build-only`: stop after the build (its peak RSS and times), no server started.
+const measured = values['build-only'] ? {} : values['in-process'] ? await measureInProcess() : await measure();
 process.stdout.write(
   `${JSON.stringify({ options: { snippets: SNIPPETS, libraries: LIBRARIES, questions: QUESTIONS, seed: SEED }, loadAverage: { before: loadBefore, after: load() }, build: built, ...measured, totalSeconds: seconds(t0) }, null, 2)}\n`,
 );

@@ -202,6 +202,81 @@ export function buildBm25fData(
   return { n, idf, start, docs, tfw };
 }
 
+/**
+ * buildBm25fData over fields held as flat lists: document d's field f is
+ * `fields[f].items[fields[f].start[d]..fields[f].start[d+1]]` (no array per document; a streamed
+ * index build, core/search/index-data.ts). Same arithmetic in the same order, so the same values
+ * to the bit.
+ */
+export function buildBm25fDataFlat(
+  fields: ReadonlyArray<{ readonly start: Int32Array; readonly items: Int32Array }>,
+  weights: readonly FieldWeight[],
+  k1: number,
+  terms: number,
+): Bm25fData {
+  const n = fields.length > 0 ? fields[0].start.length - 1 : 0;
+  const avg = fields.map(({ start }) => {
+    let sum = 0;
+    for (let d = 0; d < n; d++) sum += start[d + 1] - start[d];
+    return Math.max(1, sum / Math.max(1, n));
+  });
+  const combined = new Float64Array(terms);
+  const mark = new Uint8Array(terms);
+  const seen: number[] = [];
+  const df = new Int32Array(terms);
+  for (let d = 0; d < n; d++) {
+    for (let f = 0; f < fields.length; f++) {
+      const { start, items } = fields[f];
+      for (let i = start[d], end = start[d + 1]; i < end; i++) {
+        const t = items[i];
+        if (mark[t] === 0) {
+          mark[t] = 1;
+          seen.push(t);
+        }
+      }
+    }
+    for (const t of seen) {
+      df[t]++;
+      mark[t] = 0;
+    }
+    seen.length = 0;
+  }
+  const start = new Int32Array(terms + 1);
+  for (let t = 0; t < terms; t++) start[t + 1] = start[t] + df[t];
+  const docs = new Int32Array(start[terms]);
+  const tfw = new Float64Array(start[terms]);
+  const at = start.slice(0, terms);
+  const idf = new Float64Array(terms);
+  for (let t = 0; t < terms; t++) if (df[t] > 0) idf[t] = Math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5));
+  for (let d = 0; d < n; d++) {
+    for (let f = 0; f < fields.length; f++) {
+      const { start: fs, items } = fields[f];
+      const lo = fs[d];
+      const hi = fs[d + 1];
+      if (hi === lo) continue;
+      const { weight, b } = weights[f];
+      const norm = 1 - b + (b * (hi - lo)) / avg[f];
+      for (let i = lo; i < hi; i++) {
+        const t = items[i];
+        if (mark[t] === 0) {
+          mark[t] = 1;
+          seen.push(t);
+        }
+        combined[t] += weight / norm;
+      }
+    }
+    for (const t of seen) {
+      const w = combined[t];
+      docs[at[t]] = d;
+      tfw[at[t]++] = w / (k1 + w);
+      combined[t] = 0;
+      mark[t] = 0;
+    }
+    seen.length = 0;
+  }
+  return { n, idf, start, docs, tfw };
+}
+
 /** Adds each document's score for the terms (term numbers; -1 = not in the dictionary) to `scores`. */
 export function accumulateBm25f(
   index: Bm25fData,

@@ -4,13 +4,13 @@
  * (at the end of a build) and written to a file as is (plugins/store-embedded/segment.ts).
  * openLexicalIndex (lexical-index.ts) searches it without rebuilding anything.
  */
-import { buildBm25fData, type Bm25fData } from './bm25f.ts';
+import { buildBm25fData, buildBm25fDataFlat, type Bm25fData } from './bm25f.ts';
 import type { Bm25Params, FieldName, IndexedSnippet } from './lexical-index.ts';
-import { inlinkCounts, resolveSectionLinks } from './links.ts';
-import { groupSections } from './sections.ts';
+import { INLINE_LINK, inlinkCounts, isLinkList, resolveSectionLinks, type LinkSource } from './links.ts';
+import { groupSections, sectionKey } from './sections.ts';
 import { codeIdentifiers, stem, tokenize } from './tokenize.ts';
 import { readPageWords } from './page-words.ts';
-import { corpusSplitter } from './word-split.ts';
+import { corpusSplitter, splitterOfCounts } from './word-split.ts';
 
 export const FIELD_ORDER: readonly FieldName[] = ['heading', 'parents', 'code', 'prose', 'path', 'meta'];
 
@@ -387,5 +387,497 @@ export function positionFinder(ids: ArrayLike<number>): (id: number) => number {
       else hi = mid - 1;
     }
     return -1;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The same index, computed from the snippets as a stream (issue 17: builds in bounded memory)
+// ---------------------------------------------------------------------------------------------
+
+/** One pass over a build's snippets, in order (a file read again for each pass, or an array). */
+export type SnippetPass = (visit: (s: IndexedSnippet) => void) => void;
+
+/** A growable typed array. */
+class Grow<T extends Int32Array | Float64Array | Uint8Array> {
+  n = 0;
+  constructor(
+    public a: T,
+    private readonly make: (n: number) => T,
+  ) {}
+
+  push(v: number): void {
+    if (this.n === this.a.length) this.reserve(this.n + 1);
+    this.a[this.n++] = v;
+  }
+
+  pushAll(src: ArrayLike<number>, lo = 0, hi = src.length): void {
+    const len = hi - lo;
+    if (len <= 0) return;
+    this.reserve(this.n + len);
+    if (ArrayBuffer.isView(src)) this.a.set((src as unknown as T).subarray(lo, hi), this.n);
+    else for (let i = lo; i < hi; i++) this.a[this.n + i - lo] = src[i];
+    this.n += len;
+  }
+
+  reserve(min: number): void {
+    if (min <= this.a.length) return;
+    let cap = Math.max(16, this.a.length * 2);
+    while (cap < min) cap *= 2;
+    const b = this.make(cap);
+    b.set(this.a.subarray(0, this.n) as never);
+    this.a = b;
+  }
+
+  /**
+   * The values, trimmed; the builder lets its array go (it is empty after: the pass's closure
+   * keeps the builders as long as the build runs).
+   */
+  done(): T {
+    const out = this.a.slice(0, this.n) as T;
+    this.a = this.make(0);
+    this.n = 0;
+    return out;
+  }
+}
+const ints = () => new Grow(new Int32Array(1024), (n) => new Int32Array(n));
+const floats = () => new Grow(new Float64Array(1024), (n) => new Float64Array(n));
+const bytes = () => new Grow(new Uint8Array(4096), (n) => new Uint8Array(n));
+
+/** Lists appended one after another (a Ragged being made). */
+class Rows {
+  readonly items = ints();
+  readonly start = ints();
+  constructor() {
+    this.start.push(0);
+  }
+  get rows(): number {
+    return this.start.n - 1;
+  }
+  /** Ends the list being appended. */
+  end(): void {
+    this.start.push(this.items.n);
+  }
+  add(list: ArrayLike<number>, lo = 0, hi = list.length): void {
+    this.items.pushAll(list, lo, hi);
+    this.end();
+  }
+  lo(k: number): number {
+    return this.start.a[k];
+  }
+  hi(k: number): number {
+    return this.start.a[k + 1];
+  }
+  done(): { start: Int32Array; items: Int32Array } {
+    return { start: this.start.done(), items: this.items.done() };
+  }
+}
+
+/** Numbers words as they come, keeps each number's word; `finish` keeps the words in use, sorted. */
+class WordNumbers {
+  private readonly numbers = new Map<string, number>();
+  readonly words: string[] = [];
+
+  no(word: string): number {
+    let no = this.numbers.get(word);
+    if (no === undefined) {
+      no = this.words.length;
+      this.numbers.set(word, no);
+      this.words.push(word);
+    }
+    return no;
+  }
+
+  find(word: string): number {
+    return this.numbers.get(word) ?? -1;
+  }
+
+  list(words: readonly string[]): Int32Array {
+    const out = new Int32Array(words.length);
+    for (let i = 0; i < words.length; i++) out[i] = this.no(words[i]);
+    return out;
+  }
+
+  /**
+   * The words some kept list holds, sorted, and the renumbering of every number (-1: a word no
+   * kept list holds, such as a word only of a snippet whose own words are dropped).
+   */
+  finish(kept: readonly Int32Array[]): { terms: string[]; renumber: Int32Array } {
+    const used = new Uint8Array(this.words.length);
+    for (const l of kept) for (let i = 0; i < l.length; i++) used[l[i]] = 1;
+    const order: number[] = [];
+    for (let t = 0; t < used.length; t++) if (used[t]) order.push(t);
+    // The default sort of the words themselves (UTF-16 order), as Dictionary.finish.
+    const words = this.words;
+    order.sort((x, y) => (words[x] < words[y] ? -1 : words[x] > words[y] ? 1 : 0));
+    const renumber = new Int32Array(this.words.length).fill(-1);
+    const terms = order.map((t, i) => {
+      renumber[t] = i;
+      return words[t];
+    });
+    this.numbers.clear();
+    return { terms, renumber };
+  }
+}
+
+const EMPTY = new Int32Array(0);
+
+/**
+ * computeIndexData over a stream of the snippets: one pass (`eachSnippet` is called once) that
+ * holds one section's snippets at a time and keeps every token list as term numbers in flat
+ * typed arrays (no snippet object, no string per token), then the parts that need the whole
+ * build (the word splitter's counts, parents, pages, links, the dictionary's order) from those.
+ * The same IndexData to the bit as computeIndexData of the same snippets.
+ */
+export function computeIndexDataStreamed(eachSnippet: SnippetPass, params: Bm25Params): ComputedIndexData {
+  const dict = new WordNumbers();
+  const ids = floats();
+  const secFirst = ints();
+  const pageOf = ints();
+  const pageIndex = new Map<string, number>();
+  const pageTitles: string[] = [];
+  const secTokens = floats();
+  const hasCode = bytes();
+  const crumbBytes = bytes();
+  const crumbStart = ints();
+  crumbStart.push(0);
+  // Section fields in FIELD_ORDER but meta (a page's), heading, parents and code before the split.
+  const raw = [new Rows(), new Rows(), new Rows()];
+  const proseRows = new Rows();
+  const pathRows = new Rows();
+  const proseDf = ints();
+  const own = new Rows();
+  /** Per snippet: 1 when it is its section's only snippet (its own words are kept only with parents). */
+  const alone = bytes();
+  const META = FIELD_ORDER.indexOf('meta');
+  const withMeta = params.fields.meta.weight > 0;
+  const pageMeta: Array<Int32Array | undefined> = [];
+  const pageSummary: Array<string[] | undefined> = [];
+  const withLinks = params.linkWeight > 0 || params.inlinkPrior > 0;
+  const anchors: Array<string | undefined> = [];
+  const linkUrls = new Map<number, string[]>();
+  // Parents (findParents, without its map of every key): the parent each key of the previous
+  // section was added to.
+  const withParents = params.parentWeight > 0;
+  const parFirst = ints();
+  const parLast = ints();
+  const parDepth = ints();
+  const parDeepest = ints();
+  let prevOpen = new Map<string, number>();
+  const encoder = new TextEncoder();
+
+  let members: IndexedSnippet[] = [];
+  let prevKey = '';
+  let count = 0;
+  const closeSection = () => {
+    const k = secFirst.n;
+    const first = members[0];
+    secFirst.push(count - members.length);
+    let pg = pageIndex.get(first.sourcePath);
+    if (pg === undefined) {
+      pg = pageIndex.size;
+      pageIndex.set(first.sourcePath, pg);
+      pageTitles.push(first.pageTitle || first.breadcrumb[0] || '');
+      pageMeta.push(undefined);
+      pageSummary.push(undefined);
+    }
+    pageOf.push(pg);
+    secTokens.push(members.reduce((n, m) => n + (m.tokens ?? 0), 0));
+    hasCode.push(members.some((m) => m.type === 'code') ? 1 : 0);
+    const crumbs = encoder.encode(JSON.stringify(first.breadcrumb));
+    crumbBytes.pushAll(crumbs);
+    crumbStart.push(crumbBytes.n);
+    const f = sectionFields(members);
+    for (let i = 0; i < 3; i++) raw[i].add(dict.list(f[i]));
+    const prose = dict.list(f[3]);
+    proseRows.add(prose);
+    pathRows.add(dict.list(f[4]));
+    for (const t of new Set(prose)) {
+      proseDf.reserve(t + 1);
+      if (proseDf.n <= t) proseDf.n = t + 1;
+      proseDf.a[t]++;
+    }
+    for (const m of members) {
+      own.add(Int32Array.from(new Set(dict.list(memberWords(m)))));
+      alone.push(members.length === 1 ? 1 : 0);
+      if (withMeta && m.type === 'info' && m.description && pageMeta[pg] === undefined) {
+        const { words, summary } = readPageWords(m.description);
+        pageMeta[pg] = dict.list(tokenize(words));
+        if (summary) pageSummary[pg] = tokenize(summary);
+      }
+    }
+    if (withLinks) {
+      anchors.push(first.anchor);
+      const urls: string[] = [];
+      for (const m of members) {
+        if (m.type !== 'info' || !m.content.includes('](')) continue;
+        for (const match of m.content.matchAll(INLINE_LINK)) if (!match[1]) urls.push(match[3]);
+      }
+      // A list of links keeps none (resolveSectionLinks clears them).
+      if (urls.length > 0 && !isLinkList(members)) linkUrls.set(k, urls);
+    }
+    if (withParents) {
+      const open = new Map<string, number>();
+      const depth = first.breadcrumb.length;
+      for (let d = Math.max(1, params.parentMinDepth); d <= depth; d++) {
+        const key = parentKey(first.sourcePath, first.breadcrumb, d);
+        const p = open.has(key) ? undefined : prevOpen.get(key);
+        if (p !== undefined) {
+          parLast.a[p] = k;
+          parDeepest.a[p] = Math.max(parDeepest.a[p], depth);
+          open.set(key, p);
+        } else {
+          open.set(key, parFirst.n);
+          parFirst.push(k);
+          parLast.push(k);
+          parDepth.push(d);
+          parDeepest.push(depth);
+        }
+      }
+      prevOpen = open;
+    }
+    members = [];
+  };
+  eachSnippet((s) => {
+    const key = sectionKey(s);
+    if (count > 0 && key !== prevKey) closeSection();
+    prevKey = key;
+    members.push(s);
+    ids.push(s.id);
+    count++;
+  });
+  if (members.length > 0) closeSection();
+  const sections = secFirst.n;
+  const pagePaths = [...pageIndex.keys()];
+  const crumbStarts = crumbStart.done();
+  const crumbAll = crumbBytes.done();
+  const decoder = new TextDecoder();
+  const breadcrumbOf = (k: number): string[] => JSON.parse(decoder.decode(crumbAll.subarray(crumbStarts[k], crumbStarts[k + 1])));
+
+  // The word splitter, from each plain prose word's count of sections.
+  let split: ((t: string) => readonly string[]) | undefined;
+  if (params.splitWords) {
+    const df = new Map<string, number>();
+    for (let t = 0; t < proseDf.n; t++) if (proseDf.a[t] > 0 && /^[a-z]+$/.test(dict.words[t])) df.set(dict.words[t], proseDf.a[t]);
+    split = splitterOfCounts(df);
+  }
+  const words = (text: string) => (split ? withHalves(tokenize(text), split) : tokenize(text));
+  // Headings, parents and code with the halves of split words (withHalves over term numbers).
+  const fieldRows: Rows[] = [...raw, proseRows, pathRows];
+  if (split) {
+    const halves: Array<Int32Array | undefined> = [];
+    const stems: Array<Int32Array | undefined> = [];
+    const halvesOf = (t: number) => {
+      let h = halves[t];
+      if (h === undefined) {
+        const parts = split(dict.words[t]);
+        h = parts.length === 0 ? EMPTY : Int32Array.from(parts, (w) => dict.no(w));
+        halves[t] = h;
+        stems[t] = Int32Array.from(parts, (w) => dict.find(stem(w)));
+      }
+      return h;
+    };
+    for (let f = 0; f < 3; f++) {
+      const from = raw[f];
+      const to = new Rows();
+      const items = from.items.a;
+      for (let k = 0; k < from.rows; k++) {
+        const lo = from.lo(k);
+        const hi = from.hi(k);
+        for (let i = lo; i < hi; i++) {
+          const t = items[i];
+          to.items.push(t);
+          const h = halvesOf(t);
+          if (h.length === 0) continue;
+          const st = stems[t]!;
+          let follow = true;
+          for (let j = 0; j < h.length && follow; j++) {
+            const at = i + 1 + j;
+            follow = at < hi && (items[at] === h[j] || items[at] === st[j]);
+          }
+          if (!follow) to.items.pushAll(h);
+        }
+        to.end();
+      }
+      fieldRows[f] = to;
+    }
+  }
+  raw.length = 0;
+  const secFields = fieldRows.map((r) => r.done());
+  fieldRows.length = 0;
+  // The meta field of each section: its page's search words.
+  const metaRows = new Rows();
+  const pageOfs = pageOf.done();
+  for (let k = 0; k < sections; k++) metaRows.add((withMeta && pageMeta[pageOfs[k]]) || EMPTY);
+  secFields.splice(META, 0, metaRows.done());
+  const row = (r: { start: Int32Array; items: Int32Array }, k: number) => r.items.subarray(r.start[k], r.start[k + 1]);
+
+  // Links between sections (resolveSectionLinks over one stand-in snippet a section, and one
+  // holding its links' targets when it has any).
+  let links: Int32Array[] = [];
+  let prior = new Float64Array(0);
+  if (withLinks && linkUrls.size > 0) {
+    const heads: LinkSource[] = [];
+    const groups: number[][] = [];
+    for (let k = 0; k < sections; k++) {
+      const sourcePath = pagePaths[pageOfs[k]];
+      let crumbs: string[] | undefined;
+      const head: LinkSource = {
+        type: 'code',
+        content: '',
+        sourcePath,
+        anchor: anchors[k],
+        get breadcrumb() {
+          return (crumbs ??= breadcrumbOf(k));
+        },
+      };
+      groups.push([heads.length]);
+      heads.push(head);
+      const urls = linkUrls.get(k);
+      if (urls) {
+        groups[k].push(heads.length);
+        heads.push({ type: 'info', content: urls.map((u) => `[](<${u}>)`).join(' '), sourcePath, breadcrumb: [] });
+      }
+    }
+    const resolved = resolveSectionLinks(groups, heads).targets;
+    const hasLinks = resolved.some((t) => t.length > 0);
+    if (hasLinks && params.linkWeight > 0) links = resolved;
+    if (hasLinks && params.inlinkPrior > 0) prior = Float64Array.from(inlinkCounts(groups, heads, resolved), (n) => 1 + params.inlinkPrior * Math.log1p(n));
+  }
+  linkUrls.clear();
+  anchors.length = 0;
+
+  // Parent units, with their fields.
+  const tokens = secTokens.done();
+  const parents: Array<{ first: number; last: number; depth: number }> = [];
+  for (let p = 0; p < parFirst.n; p++) {
+    const first = parFirst.a[p];
+    const last = parLast.a[p];
+    const depth = parDepth.a[p];
+    if (!(last > first || parDeepest.a[p] > depth)) continue;
+    let sum = 0;
+    for (let k = first; k <= last; k++) sum += tokens[k];
+    if (sum <= params.parentMaxTokens) parents.push({ first, last, depth });
+  }
+  const parentRows = FIELD_ORDER.map(() => new Rows());
+  for (const p of parents) {
+    const crumbs = breadcrumbOf(p.first).slice(0, p.depth);
+    parentRows[0].add(dict.list(words(crumbs[p.depth - 1])));
+    parentRows[1].add(dict.list(words(crumbs.slice(0, -1).join(' \n '))));
+    for (let k = p.first; k <= p.last; k++) {
+      const c = row(secFields[2], k);
+      parentRows[2].items.pushAll(c);
+      const below = breadcrumbOf(k);
+      if (below.length > p.depth) parentRows[3].items.pushAll(dict.list(words(below.slice(p.depth).join(' \n '))));
+      parentRows[3].items.pushAll(row(secFields[3], k));
+    }
+    parentRows[2].end();
+    parentRows[3].end();
+    parentRows[4].add(row(secFields[4], p.first));
+    parentRows[META].add(row(secFields[META], p.first));
+  }
+  const parentFields = parentRows.map((r) => r.done());
+  parentRows.length = 0;
+
+  // Each snippet's own words (kept for sections of several snippets, or for all when there are parents).
+  const ownData = own.done();
+  const aloneFlags = alone.done();
+  const ownStart = new Int32Array(count + 1);
+  for (let i = 0; i < count; i++) ownStart[i + 1] = ownStart[i] + (parents.length > 0 || !aloneFlags[i] ? ownData.start[i + 1] - ownData.start[i] : 0);
+  const ownItems = new Int32Array(ownStart[count]);
+  for (let i = 0; i < count; i++) if (ownStart[i + 1] > ownStart[i]) ownItems.set(row(ownData, i), ownStart[i]);
+  const ownRows = { start: ownStart, items: ownItems };
+
+  // The page-level fields (pageFusion).
+  const pages = pagePaths.length;
+  const pageFields: Array<{ start: Int32Array; items: Int32Array }> = FIELD_ORDER.map(() => ({ start: new Int32Array(1), items: EMPTY }));
+  if (params.pageFusion > 0) {
+    const belowFirst = new Rows();
+    for (let k = 0; k < sections; k++) {
+      const crumbs = breadcrumbOf(k);
+      belowFirst.add(crumbs.length > 1 ? dict.list(words(crumbs.slice(1).join(' \n '))) : EMPTY);
+    }
+    const below = belowFirst.done();
+    const one = [new Rows(), undefined, undefined, undefined, new Rows(), new Rows()];
+    let seenPages = 0;
+    for (let k = 0; k < sections; k++) {
+      if (pageOfs[k] < seenPages) continue;
+      const pg = seenPages++;
+      one[0]!.add(dict.list(words(pageTitles[pg])));
+      one[4]!.add(row(secFields[4], k));
+      one[5]!.items.pushAll(row(secFields[META], k));
+      const summary = pageSummary[pg];
+      if (summary) one[5]!.items.pushAll(dict.list(summary));
+      one[5]!.end();
+    }
+    for (const f of [0, 4, 5]) pageFields[f] = one[f]!.done();
+    // Fields 1 - 3: each section's list appended to its page's, in section order.
+    const sources = [below, secFields[2], secFields[3]];
+    for (let s = 0; s < 3; s++) {
+      const src = sources[s];
+      const start = new Int32Array(pages + 1);
+      for (let k = 0; k < sections; k++) start[pageOfs[k] + 1] += src.start[k + 1] - src.start[k];
+      for (let pg = 0; pg < pages; pg++) start[pg + 1] += start[pg];
+      const items = new Int32Array(start[pages]);
+      const at = start.slice(0, pages);
+      for (let k = 0; k < sections; k++) {
+        const list = row(src, k);
+        items.set(list, at[pageOfs[k]]);
+        at[pageOfs[k]] += list.length;
+      }
+      pageFields[s + 1] = { start, items };
+    }
+  }
+
+  // Every word is numbered: keep the words in use, sorted, and renumber every kept list.
+  let kept = [...secFields, ...parentFields, ...(params.pageFusion > 0 ? pageFields : []), ownRows].map((r) => r.items);
+  const { terms, renumber } = dict.finish(kept);
+  dict.words.length = 0;
+  for (const l of kept) for (let i = 0; i < l.length; i++) l[i] = renumber[l[i]];
+  kept = [];
+  // The pages' view first, then the parents', each view's fields let go once it is made (all
+  // but the parents' headings): the postings of the next view take their place.
+  const weights = FIELD_ORDER.map((f) => params.fields[f]);
+  const pageBm25 = buildBm25fDataFlat(params.pageFusion > 0 ? pageFields : FIELD_ORDER.map(() => ({ start: new Int32Array(1), items: EMPTY })), weights, params.k1, terms.length);
+  pageFields.length = 0;
+  const parentBm25 = buildBm25fDataFlat(parentFields, weights, params.k1, terms.length);
+  const parHead = parentFields[0];
+  parentFields.length = 0;
+  const bm25 = buildBm25fDataFlat(secFields, weights, params.k1, terms.length);
+  for (let i = 0; i < count; i++) ownItems.subarray(ownStart[i], ownStart[i + 1]).sort();
+
+  const vocab: number[] = [];
+  if (params.prefixWeight > 0) {
+    const inFields = new Uint8Array(terms.length);
+    for (const r of secFields) for (let i = 0; i < r.items.length; i++) inFields[r.items[i]] = 1;
+    terms.forEach((w, t) => {
+      if (inFields[t] && /^[a-z]+$/.test(w)) vocab.push(t);
+    });
+  }
+  const secStart = new Int32Array(sections + 1);
+  secStart.set(secFirst.a.subarray(0, sections));
+  secStart[sections] = count;
+  return {
+    terms,
+    ids: ids.done(),
+    secStart,
+    pageOf: pageOfs,
+    pagePaths,
+    secTokens: tokens,
+    hasCode: params.codePrior > 0 ? hasCode.done() : new Uint8Array(0),
+    prior,
+    links: links.length > 0 ? ragged(links) : { start: new Int32Array(0), items: new Int32Array(0) },
+    head: secFields[0],
+    code: secFields[2],
+    prose: secFields[3],
+    crumbs: { start: crumbStarts, bytes: crumbAll },
+    parFirst: Int32Array.from(parents, (p) => p.first),
+    parLast: Int32Array.from(parents, (p) => p.last),
+    parDepth: Int32Array.from(parents, (p) => p.depth),
+    parHead,
+    own: ownRows,
+    bm25,
+    parentBm25,
+    pageBm25,
+    vocab: Int32Array.from(vocab),
   };
 }

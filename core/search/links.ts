@@ -30,7 +30,7 @@ export interface SectionLinks {
 /** A section whose link text is more than this share of its prose words is a list of links. */
 export const LINK_LIST_SHARE = 0.5;
 
-const INLINE_LINK = /(!?)\[((?:[^[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/g;
+export const INLINE_LINK = /(!?)\[((?:[^[\]]|\[[^\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+(?:"[^"]*"|'[^']*'))?\s*\)/g;
 const DOC_EXT = /\.(md|mdx|markdown|html?|rst|txt)$/i;
 const INDEX_NAMES = /\/(index|_index|readme)$/i;
 
@@ -191,7 +191,7 @@ export function resolveSectionLinks(sections: readonly number[][], snippets: rea
 const NONE = new Int32Array(0);
 
 /** Whether the link text of these snippets' prose is more than LINK_LIST_SHARE of its words. */
-function isLinkList(members: readonly LinkSource[]): boolean {
+export function isLinkList(members: readonly LinkSource[]): boolean {
   let words = 0;
   let linkWords = 0;
   for (const s of members) {

@@ -25,6 +25,15 @@ export const DEFAULT_SPLIT: SplitOptions = { minWord: 6, minPart: 3, minSections
 export function corpusSplitter(prose: readonly (readonly string[])[], options: SplitOptions = DEFAULT_SPLIT): (token: string) => readonly string[] {
   const df = new Map<string, number>();
   for (const toks of prose) for (const t of new Set(toks)) if (/^[a-z]+$/.test(t)) df.set(t, (df.get(t) ?? 0) + 1);
+  return splitterOfCounts(df, options);
+}
+
+/**
+ * The same splitter from the counts corpusSplitter makes: for each plain word (letters only) of
+ * the prose, the number of sections whose prose holds it (a streamed index build counts them
+ * section by section: core/search/index-data.ts).
+ */
+export function splitterOfCounts(df: ReadonlyMap<string, number>, options: SplitOptions = DEFAULT_SPLIT): (token: string) => readonly string[] {
   const isWord = (w: string) => w.length >= options.minPart && (df.get(w) ?? 0) >= options.minSections;
   const memo = new Map<string, readonly string[]>();
   return (token) => {

@@ -144,8 +144,18 @@ export async function* readStagingLines(path: string, batch = PACK_BLOCK_SNIPPET
 
 /** Every snippet of a staging file, read synchronously in pieces (a worker thread's input). */
 export function readStagingSync(path: string): StoredSnippet[] {
-  const fd = openSync(path, 'r');
   const out: StoredSnippet[] = [];
+  eachStagedSync(path, (s) => out.push(s));
+  return out;
+}
+
+/**
+ * The snippets of a staging file one by one, in order, read synchronously in pieces of 8 MB; at
+ * most `limit` (a file still appended to is read again up to what an earlier pass read).
+ */
+export function eachStagedSync(path: string, visit: (s: StoredSnippet) => void, limit = Infinity): void {
+  const fd = openSync(path, 'r');
+  let seen = 0;
   try {
     const buf = Buffer.alloc(8 << 20);
     let rest = '';
@@ -162,13 +172,16 @@ export function readStagingSync(path: string): StoredSnippet[] {
       }
       const text = rest + buf.toString('utf8', 0, cut);
       rest = buf.toString('utf8', cut + 1, n);
-      for (const line of text.split('\n')) if (line) out.push(JSON.parse(line) as StoredSnippet);
+      for (const line of text.split('\n')) {
+        if (!line) continue;
+        if (seen++ >= limit) return;
+        visit(JSON.parse(line) as StoredSnippet);
+      }
     }
-    if (rest) out.push(JSON.parse(rest) as StoredSnippet);
+    if (rest && seen < limit) visit(JSON.parse(rest) as StoredSnippet);
   } finally {
     closeSync(fd);
   }
-  return out;
 }
 
 /** At open: removes every staging file (no build is being built before recovery runs). */
@@ -566,8 +579,14 @@ export async function* readPackHeads(path: string): AsyncGenerator<SnippetHead[]
 
 /** Every snippet of a pack, synchronously (a worker thread's input, a reader's rebuild). */
 export function readPackSync(path: string): StoredSnippet[] {
-  const { fd, blocks } = openPack(path);
   const out: StoredSnippet[] = [];
+  eachPackedSync(path, (s) => out.push(s));
+  return out;
+}
+
+/** The snippets of a pack one by one, in order, synchronously (one block inflated at a time). */
+export function eachPackedSync(path: string, visit: (s: StoredSnippet) => void): void {
+  const { fd, blocks } = openPack(path);
   try {
     blocks.forEach((b, i) => {
       let json: Buffer;
@@ -577,17 +596,25 @@ export function readPackSync(path: string): StoredSnippet[] {
         if (err instanceof PackError) throw err;
         throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
       }
-      for (const s of parseBlock(json, path, b, i)) out.push(s);
+      for (const s of parseBlock(json, path, b, i)) visit(s);
     });
   } finally {
     closeSync(fd);
   }
-  return out;
 }
 
 /** The snippets of a pack or of a staging file (told apart by the file name), synchronously. */
 export function readSnippetsFileSync(path: string): StoredSnippet[] {
   return path.endsWith(PACK_EXT) ? readPackSync(path) : readStagingSync(path);
+}
+
+/**
+ * The snippets of a pack or of a staging file one by one, in order (a pass of a streamed index
+ * build); of a staging file, at most `limit`.
+ */
+export function eachSnippetInFileSync(path: string, visit: (s: StoredSnippet) => void, limit = Infinity): void {
+  if (path.endsWith(PACK_EXT)) eachPackedSync(path, visit);
+  else eachStagedSync(path, visit, limit);
 }
 
 /** Removes the packs of these builds; returns the files removed. */

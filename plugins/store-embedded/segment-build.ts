@@ -5,13 +5,13 @@
  * embedded store (into `<dataDir>/segments`) and the PostgreSQL store (into its local segment
  * cache, before the file goes to the database).
  */
-import type { Logger } from '../../core/contracts.ts';
+import type { Logger, StoredSnippet } from '../../core/contracts.ts';
 import { RefdeskError } from '../../core/errors.ts';
-import { computeIndexData } from '../../core/search/index-data.ts';
-import { DEFAULT_BM25 } from '../../core/search/lexical-index.ts';
+import { computeIndexDataStreamed } from '../../core/search/index-data.ts';
+import { DEFAULT_BM25, type Bm25Params } from '../../core/search/lexical-index.ts';
 import { runWorkerTask, workerUrl } from '../../core/worker-task.ts';
-import { PackError, readSnippetsFileSync } from './build-pack.ts';
-import { writeSegment } from './segment.ts';
+import { eachSnippetInFileSync, PackError } from './build-pack.ts';
+import { writeSegment, writeSegmentStreamed } from './segment.ts';
 
 /** Builds of at most this many snippets get their segment computed on the main thread (see writeSegmentOffThread). */
 export const MAIN_THREAD_SNIPPETS = 300;
@@ -67,7 +67,20 @@ export async function writeSegmentOffThread(
 }
 
 function writeSegmentHere(dir: string, buildId: string, source: string, counts: SegmentBuildCounts): Promise<WrittenSegment> {
-  const snippets = readSnippetsFileSync(source);
   counts.mainThread++;
-  return writeSegment(dir, buildId, computeIndexData(snippets, DEFAULT_BM25), snippets, DEFAULT_BM25);
+  return writeSegmentFromFile(dir, buildId, source, DEFAULT_BM25);
+}
+
+/**
+ * Computes and writes a build's segment from a file of its snippets without holding them (issue
+ * 17): the index is computed in one pass over the file (computeIndexDataStreamed: term numbers in
+ * typed arrays, one section's snippets at a time), and the segment written by a second pass
+ * that writes the snippet records in place (writeSegmentStreamed). The same file, byte for
+ * byte, as writeSegment(computeIndexData(snippets), snippets) of the file's snippets.
+ */
+export function writeSegmentFromFile(dir: string, buildId: string, source: string, params: Bm25Params): Promise<WrittenSegment> {
+  const data = computeIndexDataStreamed((visit) => eachSnippetInFileSync(source, visit), params);
+  // A staging file may be appended to meanwhile (the finalize then refuses the build, builds.ts):
+  // the records are those of the snippets the index was computed from.
+  return writeSegmentStreamed(dir, buildId, data, (visit: (s: StoredSnippet) => void) => eachSnippetInFileSync(source, visit, data.ids.length), params);
 }

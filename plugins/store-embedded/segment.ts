@@ -26,8 +26,8 @@
  *     is opened, no longer holds the postings, by far the largest arrays of a large library.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { mkdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { SearchHit, StoredSnippet } from '../../core/contracts.ts';
@@ -36,7 +36,7 @@ import { removeBuildFiles, removeUnkeptFiles } from './build-files.ts';
 import { termUpperBounds, type Bm25fData, type PostingList } from '../../core/search/bm25f.ts';
 import { positionFinder, type IndexData, type Ragged, type Words } from '../../core/search/index-data.ts';
 import { openLexicalIndex, type Bm25Params, type LexicalIndex } from '../../core/search/lexical-index.ts';
-import { writeFileAtomic } from './atomic-write.ts';
+import { fsyncDirectory, tempFileName, writeFileAtomic } from './atomic-write.ts';
 
 export const SEGMENT_MAGIC = 'RDKSEG\r\n';
 /**
@@ -230,18 +230,27 @@ function termCrcs(b: Bm25fData): Uint32Array {
 const align8 = (n: number) => (n + 7) & ~7;
 
 /**
- * The bytes of a segment file, as chunks written one after another. `snippets` in the order the
- * index numbers them (data.ids).
+ * Where everything of a segment goes: the arrays of the index part and of the postings part, the
+ * index part's description, its length and the postings part's. It depends on the arrays'
+ * lengths only, so `snipStart` and `snipCrc` (arrays of the index part) can be filled after the
+ * plan is made, while the snippet records are written (writeSegmentStreamed).
  */
-export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[], params: Bm25Params): { chunks: Uint8Array[]; checksum: string; size: number } {
-  if (snippets.length !== data.ids.length) throw new Error('encodeSegment: the snippets do not match the index.');
-  const records = snippets.map((s) => Buffer.from(JSON.stringify(s)));
-  const snipStart = new Float64Array(records.length + 1);
-  const snipCrc = new Uint32Array(records.length);
-  records.forEach((r, i) => {
-    snipStart[i + 1] = snipStart[i] + r.length;
-    snipCrc[i] = crc32(r);
-  });
+interface SegmentPlan {
+  arrays: Record<string, Typed>;
+  pagedArrays: Record<string, Typed>;
+  meta: Meta;
+  metaBytes: Buffer;
+  /** Where the first array of the index part starts (after the description). */
+  base: number;
+  indexLength: number;
+  postingsLength: number;
+  snipStart: Float64Array;
+  snipCrc: Uint32Array;
+}
+
+function planSegment(data: IndexData, snippets: number): SegmentPlan {
+  const snipStart = new Float64Array(snippets + 1);
+  const snipCrc = new Uint32Array(snippets);
   const arrays: Record<string, Typed> = { ...arraysOf(data), snipStart, snipCrc };
   const pagedArrays: Record<string, Typed> = {};
   for (const view of PAGED_VIEWS) {
@@ -265,7 +274,6 @@ export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[
     pagedAt = align8(pagedAt + a.byteLength);
     return entry;
   });
-  const postingsLength = pagedAt;
   const meta: Meta = {
     n: { bm25: data.bm25.n, parentBm25: data.parentBm25.n, pageBm25: data.pageBm25.n },
     arrays: [],
@@ -289,43 +297,166 @@ export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[
     if (next <= base) break;
     base = next;
   }
-  const indexLength = base + at;
-  const index = Buffer.alloc(indexLength);
-  index.writeUInt32LE(metaBytes.length, 0);
-  metaBytes.copy(index, 4);
-  for (const e of meta.arrays) {
-    const a = arrays[e.name];
-    index.set(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), e.offset);
+  return { arrays, pagedArrays, meta, metaBytes, base, indexLength: base + at, postingsLength: pagedAt, snipStart, snipCrc };
+}
+
+const bytesOf = (a: Typed) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** The index part as pieces, one after another (the description, each array, zeros between them). */
+function* indexPieces(plan: SegmentPlan): Generator<Uint8Array> {
+  const head = Buffer.alloc(plan.base);
+  head.writeUInt32LE(plan.metaBytes.length, 0);
+  plan.metaBytes.copy(head, 4);
+  yield head;
+  let at = plan.base;
+  for (const e of plan.meta.arrays) {
+    if (e.offset > at) yield new Uint8Array(e.offset - at);
+    const a = plan.arrays[e.name];
+    yield bytesOf(a);
+    at = e.offset + a.byteLength;
   }
-  const snippetLength = snipStart[records.length];
-  const postings: Uint8Array[] = [];
-  for (const e of paged) {
-    const a = pagedArrays[e.name];
-    postings.push(new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+  if (plan.indexLength > at) yield new Uint8Array(plan.indexLength - at);
+}
+
+/** The postings part as pieces (each array, then zeros to the next multiple of 8). */
+function* postingPieces(plan: SegmentPlan): Generator<Uint8Array> {
+  for (const e of plan.meta.paged) {
+    const a = plan.pagedArrays[e.name];
+    yield bytesOf(a);
     const pad = align8(a.byteLength) - a.byteLength;
-    if (pad > 0) postings.push(new Uint8Array(pad));
+    if (pad > 0) yield new Uint8Array(pad);
   }
-  const indexHash = createHash('sha256').update(index).digest();
-  const snippetHash = createHash('sha256');
-  for (const r of records) snippetHash.update(r);
+}
+
+function headerOf(plan: SegmentPlan, data: IndexData, snippets: number, indexHash: Buffer, snippetHash: Buffer, params: Bm25Params): Buffer {
   const header = Buffer.alloc(HEADER_BYTES);
   header.write(SEGMENT_MAGIC, 0, 'latin1');
   header.writeUInt32LE(SEGMENT_FORMAT, 8);
   header.writeUInt32LE(HEADER_BYTES, 12);
-  header.writeDoubleLE(indexLength, 16);
-  header.writeDoubleLE(snippetLength, 24);
-  header.writeUInt32LE(snippets.length, 32);
+  header.writeDoubleLE(plan.indexLength, 16);
+  header.writeDoubleLE(plan.snipStart[snippets], 24);
+  header.writeUInt32LE(snippets, 32);
   header.writeUInt32LE(data.secStart.length - 1, 36);
   header.writeUInt32LE(data.terms.length, 40);
   indexHash.copy(header, 48);
-  snippetHash.digest().copy(header, 80);
+  snippetHash.copy(header, 80);
   paramsFingerprint(params).copy(header, 112);
-  header.writeDoubleLE(postingsLength, 144);
+  header.writeDoubleLE(plan.postingsLength, 144);
+  return header;
+}
+
+/**
+ * The bytes of a segment file, as chunks written one after another. `snippets` in the order the
+ * index numbers them (data.ids).
+ */
+export function encodeSegment(data: IndexData, snippets: readonly StoredSnippet[], params: Bm25Params): { chunks: Uint8Array[]; checksum: string; size: number } {
+  if (snippets.length !== data.ids.length) throw new Error('encodeSegment: the snippets do not match the index.');
+  const records = snippets.map((s) => Buffer.from(JSON.stringify(s)));
+  const plan = planSegment(data, records.length);
+  records.forEach((r, i) => {
+    plan.snipStart[i + 1] = plan.snipStart[i] + r.length;
+    plan.snipCrc[i] = crc32(r);
+  });
+  const index = [...indexPieces(plan)];
+  const indexHash = createHash('sha256');
+  for (const piece of index) indexHash.update(piece);
+  const snippetHash = createHash('sha256');
+  for (const r of records) snippetHash.update(r);
+  const header = headerOf(plan, data, records.length, indexHash.digest(), snippetHash.digest(), params);
   return {
-    chunks: [header, index, ...records, ...postings],
+    chunks: [header, ...index, ...records, ...postingPieces(plan)],
     checksum: checksumOf(header),
-    size: HEADER_BYTES + indexLength + snippetLength + postingsLength,
+    size: HEADER_BYTES + plan.indexLength + plan.snipStart[records.length] + plan.postingsLength,
   };
+}
+
+/** One pass over a build's snippets, in index order (a file read again: segment-build.ts). */
+export type StoredSnippetPass = (visit: (s: StoredSnippet) => void) => void;
+
+/**
+ * writeSegment without the snippets in memory: the same file, byte for byte, written in place.
+ * The layout depends only on the arrays' lengths, so the snippet records are written first at
+ * their offset, one pass over `eachSnippet` (which must give the snippets of `data.ids`, in
+ * order), filling their offsets and crc32s; then the index part, the postings part and the
+ * header, each from the arrays as they are (no buffer of the whole file or of a part). Atomic as
+ * writeSegment (temporary file, fsync, rename, fsync of the directory).
+ */
+export async function writeSegmentStreamed(
+  dir: string,
+  buildId: string,
+  data: IndexData,
+  eachSnippet: StoredSnippetPass,
+  params: Bm25Params,
+): Promise<{ file: string; checksum: string; format: number; size: number }> {
+  await mkdir(dir, { recursive: true });
+  const file = segmentFileName(buildId);
+  const path = join(dir, file);
+  const tmp = tempFileName(path);
+  const count = data.ids.length;
+  const plan = planSegment(data, count);
+  const fd = openSync(tmp, 'w', 0o644);
+  let header: Buffer;
+  try {
+    const writeAt = (piece: Uint8Array, position: number) => {
+      let done = 0;
+      while (done < piece.length) done += writeSync(fd, piece, done, piece.length - done, position + done);
+    };
+    // The snippet records, in pieces of about 4 MB.
+    const snippetHash = createHash('sha256');
+    let position = HEADER_BYTES + plan.indexLength;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = () => {
+      if (pendingBytes === 0) return;
+      const piece = Buffer.concat(pending, pendingBytes);
+      writeAt(piece, position);
+      position += piece.length;
+      pending = [];
+      pendingBytes = 0;
+    };
+    let i = 0;
+    eachSnippet((s) => {
+      if (i >= count || s.id !== data.ids[i]) throw new Error(`writeSegmentStreamed: snippet ${i} (id ${s.id}) is not the index's (${data.ids[i]}).`);
+      const r = Buffer.from(JSON.stringify(s));
+      plan.snipStart[i + 1] = plan.snipStart[i] + r.length;
+      plan.snipCrc[i] = crc32(r);
+      snippetHash.update(r);
+      pending.push(r);
+      pendingBytes += r.length;
+      if (pendingBytes >= 4 << 20) flush();
+      i++;
+    });
+    flush();
+    if (i !== count) throw new Error(`writeSegmentStreamed: ${i} snippets, the index has ${count}.`);
+    const indexHash = createHash('sha256');
+    position = HEADER_BYTES;
+    for (const piece of indexPieces(plan)) {
+      indexHash.update(piece);
+      writeAt(piece, position);
+      position += piece.length;
+    }
+    position = HEADER_BYTES + plan.indexLength + plan.snipStart[count];
+    for (const piece of postingPieces(plan)) {
+      writeAt(piece, position);
+      position += piece.length;
+    }
+    header = headerOf(plan, data, count, indexHash.digest(), snippetHash.digest(), params);
+    writeAt(header, 0);
+    fsyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  closeSync(fd);
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+  await fsyncDirectory(dir);
+  return { file, checksum: checksumOf(header), format: SEGMENT_FORMAT, size: HEADER_BYTES + plan.indexLength + plan.snipStart[count] + plan.postingsLength };
 }
 
 /**
