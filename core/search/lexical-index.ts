@@ -387,7 +387,7 @@ class Searcher {
   private readonly topScratch = new TopKScratch();
   /** A large index's parents and pages to score (ascending), and marks of those listed (cleared after). */
   private cand = new Int32Array(0);
-  private readonly parMark: Uint8Array;
+  private secs = new Int32Array(0);
   private readonly pageMark: Uint8Array;
   /** The last search's parents' and pages' BM25F scores, when asked for (`record`). */
   recorded: LastScores | undefined;
@@ -431,7 +431,6 @@ class Searcher {
     this.taken = new Uint8Array(this.nsec);
     this.pscores = new Float64Array(data.parFirst.length);
     this.psc = new Float64Array(this.pageBm25?.n ?? 0);
-    this.parMark = new Uint8Array(this.large ? data.parFirst.length : 0);
     this.pageMark = new Uint8Array(this.large ? this.psc.length : 0);
   }
 
@@ -535,15 +534,23 @@ class Searcher {
   /**
    * The parents holding a section scored so far (`touched`: the candidates and the sections the
    * lifts touched), ascending in `this.cand`; returns their number. Parents are runs of
-   * consecutive sections of one file, listed by first section (parFirst ascending), so a
-   * section's parents are found from the last parent starting at or before it, back to the first
-   * one starting in another file.
+   * consecutive sections of one file, listed by first section (parFirst ascending). The sections
+   * are taken in ascending order: a parent holding section s and starting at or before the
+   * previous section taken holds that one too (it is a run), so it is listed already; only the
+   * parents starting after the previous section, up to s and in s's file, are looked at, each
+   * parent at most once a search.
    */
   private parentsOfTouched(): number {
     const { parFirst, parLast, pageOf } = this.data;
-    const mark = this.parMark;
+    const secs = this.secRoom(this.touched.length);
+    const m = this.touched.length;
+    for (let j = 0; j < m; j++) secs[j] = this.touched[j];
+    secs.subarray(0, m).sort();
     let n = 0;
-    for (const sec of this.touched) {
+    let prev = -1;
+    for (let j = 0; j < m; j++) {
+      const sec = secs[j];
+      if (sec === prev) continue;
       let lo = 0;
       let hi = parFirst.length;
       while (lo < hi) {
@@ -552,16 +559,22 @@ class Searcher {
         else hi = mid;
       }
       const page = pageOf[sec];
-      for (let p = lo - 1; p >= 0 && pageOf[parFirst[p]] === page; p--) {
-        if (parLast[p] < sec || mark[p]) continue;
-        mark[p] = 1;
-        this.candRoom(n + 1)[n++] = p;
+      // Parents found here start after `prev`, so none is listed yet; they are added in
+      // descending order, then this section's run of them is reversed into place.
+      const from = n;
+      for (let p = lo - 1; p >= 0 && parFirst[p] > prev && pageOf[parFirst[p]] === page; p--) {
+        if (parLast[p] >= sec) this.candRoom(n + 1)[n++] = p;
       }
+      this.cand.subarray(from, n).reverse();
+      prev = sec;
     }
-    const cand = this.cand;
-    for (let j = 0; j < n; j++) mark[cand[j]] = 0;
-    cand.subarray(0, n).sort();
     return n;
+  }
+
+  /** Room for `n` sections in `this.secs`. */
+  private secRoom(n: number): Int32Array {
+    if (this.secs.length < n) this.secs = new Int32Array(Math.max(n, 64, 2 * this.secs.length));
+    return this.secs;
   }
 
   /** The pages of the sections scored so far, ascending in `this.cand`; returns their number. */

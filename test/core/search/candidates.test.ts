@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { computeIndexData } from '../../../core/search/index-data.ts';
+import { computeIndexData, type IndexData } from '../../../core/search/index-data.ts';
+import { generatePageSnippets, rng, Vocabulary } from '../../../scripts/bench/scale-docs.ts';
 import { DEFAULT_BM25, DEFAULT_CANDIDATES, openLexicalIndex } from '../../../core/search/lexical-index.ts';
 import { SYNONYMS } from '../../../core/search/query-terms.ts';
 import { chunkedCorpus, hasSharedQuestions, sharedQuestions } from '../../helpers/corpora.ts';
@@ -76,37 +77,54 @@ test('with few candidates only those are scored, and the best answers mostly sta
   assert.ok(sameFirst >= 0.8 * questions.length, `the first snippet is the same for ${sameFirst} of ${questions.length} questions`);
 });
 
-test("with few candidates, the parents and pages scored are those of the sections scored, each with its exhaustive BM25F score to the bit", { skip }, () => {
-  const { data, questions } = koa();
+/**
+ * Searches `questions` on the index exhaustively and with `sections` candidates: the parents and
+ * pages the candidates score are exactly those of the sections they scored that the exhaustive
+ * search scores, each with the exhaustive score to the bit. Returns how many each scored.
+ */
+function checkParentsAndPages(data: IndexData, questions: readonly string[], sections: number) {
   const exhaustive = openLexicalIndex(data, DEFAULT_BM25, SYNONYMS, DEFAULT_CANDIDATES, { record: true });
-  const candidates = openLexicalIndex(data, DEFAULT_BM25, SYNONYMS, { minSections: 0, sections: 40 }, { record: true });
+  const candidates = openLexicalIndex(data, DEFAULT_BM25, SYNONYMS, { minSections: 0, sections }, { record: true });
   // Parents are listed by first section (the candidates' lookup relies on it).
   for (let p = 1; p < data.parFirst.length; p++) assert.ok(data.parFirst[p - 1] <= data.parFirst[p]);
-  let parentsScored = 0;
-  let parentsAll = 0;
-  let pagesScored = 0;
-  let pagesAll = 0;
+  const n = { parentsScored: 0, parentsAll: 0, pagesScored: 0, pagesAll: 0 };
   for (const q of questions) {
     exhaustive.search(q, 10);
     const want = exhaustive.lastScores!()!;
     candidates.search(q, 10);
     const got = candidates.lastScores!()!;
-    const secs = [...got.sections];
+    const secs = got.sections;
     assert.ok(secs.length > 0, q);
-    // Exactly the parents holding a scored section and the pages of the scored sections that
-    // the question's words touch, each with the exhaustive score.
     const parents = [...want.parents.keys()].filter((p) => secs.some((k) => data.parFirst[p] <= k && k <= data.parLast[p]));
     assert.deepEqual([...got.parents.keys()].sort((a, b) => a - b), parents.sort((a, b) => a - b), q);
     for (const [p, score] of got.parents) assert.equal(score, want.parents.get(p), `${q}: parent ${p}`);
     const pages = [...want.pages.keys()].filter((pg) => secs.some((k) => data.pageOf[k] === pg));
     assert.deepEqual([...got.pages.keys()].sort((a, b) => a - b), pages.sort((a, b) => a - b), q);
     for (const [pg, score] of got.pages) assert.equal(score, want.pages.get(pg), `${q}: page ${pg}`);
-    parentsScored += got.parents.size;
-    parentsAll += want.parents.size;
-    pagesScored += got.pages.size;
-    pagesAll += want.pages.size;
+    n.parentsScored += got.parents.size;
+    n.parentsAll += want.parents.size;
+    n.pagesScored += got.pages.size;
+    n.pagesAll += want.pages.size;
   }
   // Fewer than every touched one (the candidates matter), but some.
-  assert.ok(parentsScored > 0 && parentsScored < parentsAll, `${parentsScored} of ${parentsAll} parents scored`);
-  assert.ok(pagesScored > 0 && pagesScored < pagesAll, `${pagesScored} of ${pagesAll} pages scored`);
+  assert.ok(n.parentsScored > 0 && n.parentsScored < n.parentsAll, `${n.parentsScored} of ${n.parentsAll} parents scored`);
+  assert.ok(n.pagesScored > 0 && n.pagesScored < n.pagesAll, `${n.pagesScored} of ${n.pagesAll} pages scored`);
+  return n;
+}
+
+test('with few candidates, the parents and pages scored are those of the sections scored, each with its exhaustive BM25F score to the bit', { skip }, () => {
+  const { data, questions } = koa();
+  checkParentsAndPages(data, questions, 40);
+});
+
+test('the same on a generated library (many nested parents a page, as bench:scale generates)', () => {
+  const vocab = new Vocabulary(5, 3000);
+  const random = rng(9);
+  const snippets = Array.from({ length: 30 }, (_, i) => generatePageSnippets(vocab, random, `guide/page-${i}.md`, 4 + (i % 20)))
+    .flat()
+    .map((s, i) => ({ ...s, id: i + 1 }));
+  const data = computeIndexData(snippets, DEFAULT_BM25);
+  assert.ok(data.parFirst.length > 50, `${data.parFirst.length} parents`);
+  const questions = Array.from({ length: 30 }, (_, i) => vocab.question(random, 2 + (i % 4)));
+  for (const sections of [5, 60]) checkParentsAndPages(data, questions, sections);
 });
