@@ -4,7 +4,7 @@
  *   npm run bench:scale [-- --snippets 1000000] [--libraries 1000] [--small-snippets 200]
  *                       [--questions 300] [--seed 1] [--chunker]
  *                       [--data-dir DIR] [--keep] [--skip-build] [--in-process] [--rounds 2]
- *                       [--context-only] [--answers FILE] [--compare FILE]
+ *                       [--context-only] [--answers FILE] [--compare FILE] [--candidate-sections N]
  *
  * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
  *    prose drawn from a seeded vocabulary with a Zipf distribution (a few words very common, most
@@ -49,7 +49,7 @@ import { launchServer, type LaunchedServer } from './bench/server-process.ts';
 import { benchApiKey } from './bench/api-key.ts';
 import { percentile } from './bench/metrics.ts';
 import { Vocabulary, generatePage, generatePageSnippets, rng } from './bench/scale-docs.ts';
-import { DEFAULT_BM25 } from '../core/search/lexical-index.ts';
+import { DEFAULT_BM25, DEFAULT_CANDIDATES } from '../core/search/lexical-index.ts';
 import { assembleFromSegment, openSegment } from '../plugins/store-embedded/segment.ts';
 import { searchLibraries } from '../core/library-search.ts';
 
@@ -67,6 +67,7 @@ const { values } = parseArgs({
     'in-process': { type: 'boolean', default: false },
     'context-only': { type: 'boolean', default: false },
     answers: { type: 'string' },
+    'candidate-sections': { type: 'string' },
     compare: { type: 'string' },
     rounds: { type: 'string', default: '2' },
     chunker: { type: 'boolean', default: false },
@@ -346,6 +347,8 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
   const rssBefore = process.memoryUsage().rss;
   const tOpen = performance.now();
   const cpuOpen = process.cpuUsage();
+  // `--candidate-sections N`: another candidate limit for large indexes (CandidateLimits), to measure it.
+  if (values['candidate-sections']) DEFAULT_CANDIDATES.sections = count('candidate-sections', values['candidate-sections'], 1);
   const segment = openSegment(ref.path, ref.buildId, DEFAULT_BM25, ref.checksum);
   const openCpu = process.cpuUsage(cpuOpen);
   const openMs = round(performance.now() - tOpen);
@@ -382,6 +385,7 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
     storeFirstSearchMs,
     ...(values.compare ? { answersOverlap: compareAnswers(questions, answers, values.compare) } : {}),
     open: { ms: openMs, cpuMs: round((openCpu.user + openCpu.system) / 1000), rssAddedMb: round((rssOpen - rssBefore) / 1048576) },
+    candidates: { ...DEFAULT_CANDIDATES },
     rounds,
   };
 }
