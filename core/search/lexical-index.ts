@@ -546,17 +546,30 @@ class Searcher {
     const m = this.touched.length;
     for (let j = 0; j < m; j++) secs[j] = this.touched[j];
     secs.subarray(0, m).sort();
+    const npar = parFirst.length;
     let n = 0;
     let prev = -1;
+    /** The first parent starting after the section (moves forward only: the sections ascend). */
+    let lo = 0;
     for (let j = 0; j < m; j++) {
       const sec = secs[j];
       if (sec === prev) continue;
-      let lo = 0;
-      let hi = parFirst.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (parFirst[mid] <= sec) lo = mid + 1;
-        else hi = mid;
+      if (lo < npar && parFirst[lo] <= sec) {
+        // Galloping, then binary search: the sections may be far apart.
+        let step = 1;
+        let hi = lo + 1;
+        while (hi < npar && parFirst[hi] <= sec) {
+          lo = hi;
+          step *= 2;
+          hi = Math.min(npar, hi + step);
+        }
+        // parFirst[lo] <= sec; the answer is in (lo, hi].
+        lo++;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (parFirst[mid] <= sec) lo = mid + 1;
+          else hi = mid;
+        }
       }
       const page = pageOf[sec];
       // Parents found here start after `prev`, so none is listed yet; they are added in
@@ -565,7 +578,12 @@ class Searcher {
       for (let p = lo - 1; p >= 0 && parFirst[p] > prev && pageOf[parFirst[p]] === page; p--) {
         if (parLast[p] >= sec) this.candRoom(n + 1)[n++] = p;
       }
-      this.cand.subarray(from, n).reverse();
+      const cand = this.cand;
+      for (let x = from, y = n - 1; x < y; x++, y--) {
+        const t = cand[x];
+        cand[x] = cand[y];
+        cand[y] = t;
+      }
       prev = sec;
     }
     return n;
