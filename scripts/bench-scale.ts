@@ -5,6 +5,7 @@
  *                       [--questions 300] [--seed 1] [--chunker]
  *                       [--data-dir DIR] [--keep] [--skip-build] [--in-process] [--rounds 2]
  *                       [--build-only]
+ *                       [--context-only] [--answers FILE] [--compare FILE] [--candidate-sections N]
  *
  * 1. Generates documentation: markdown pages of sections (headings two and three levels deep),
  *    prose drawn from a seeded vocabulary with a Zipf distribution (a few words very common, most
@@ -37,7 +38,7 @@
  * is a quick check (well under a minute).
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +50,7 @@ import { launchServer, type LaunchedServer } from './bench/server-process.ts';
 import { benchApiKey } from './bench/api-key.ts';
 import { percentile } from './bench/metrics.ts';
 import { Vocabulary, generatePage, generatePageSnippets, rng } from './bench/scale-docs.ts';
-import { DEFAULT_BM25 } from '../core/search/lexical-index.ts';
+import { DEFAULT_BM25, DEFAULT_CANDIDATES } from '../core/search/lexical-index.ts';
 import { assembleFromSegment, openSegment } from '../plugins/store-embedded/segment.ts';
 import { searchLibraries } from '../core/library-search.ts';
 
@@ -65,6 +66,10 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     'skip-build': { type: 'boolean', default: false },
     'in-process': { type: 'boolean', default: false },
+    'context-only': { type: 'boolean', default: false },
+    answers: { type: 'string' },
+    'candidate-sections': { type: 'string' },
+    compare: { type: 'string' },
     rounds: { type: 'string', default: '2' },
     chunker: { type: 'boolean', default: false },
     'build-only': { type: 'boolean', default: false },
@@ -323,7 +328,8 @@ async function measure(): Promise<Record<string, unknown>> {
 
 /**
  * `--in-process` (with `--skip-build` on a built directory): library search first
- * (librarySearchInProcess), then the big library's segment opened in
+ * (librarySearchInProcess; not with `--context-only`, which also leaves the small libraries'
+ * segments as they are), then the big library's segment opened in
  * this process (the store rebuilds it first when its format is not this code's), then `--questions`
  * generated context questions asked `--rounds` times (`assembleFromSegment`, limit 200, as a
  * context request), with the CPU time of each question (process.cpuUsage: no HTTP, no other
@@ -331,7 +337,7 @@ async function measure(): Promise<Record<string, unknown>> {
  * that compares two versions of the reading code; the wall times are the load's.
  */
 async function measureInProcess(): Promise<Record<string, unknown>> {
-  const librarySearch = await librarySearchInProcess();
+  const librarySearch = values['context-only'] ? { skipped: true } : await librarySearchInProcess();
   const kernel = await createKernel(join(ROOT, 'config', 'default.yaml'), { env: { dataDir, mode: 'writer', port: 0 }, logger: createConsoleLogger('warn') });
   await kernel.open();
   const tRebuild = performance.now();
@@ -343,6 +349,8 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
   const rssBefore = process.memoryUsage().rss;
   const tOpen = performance.now();
   const cpuOpen = process.cpuUsage();
+  // `--candidate-sections N`: another candidate limit for large indexes (CandidateLimits), to measure it.
+  if (values['candidate-sections']) DEFAULT_CANDIDATES.sections = count('candidate-sections', values['candidate-sections'], 1);
   const segment = openSegment(ref.path, ref.buildId, DEFAULT_BM25, ref.checksum);
   const openCpu = process.cpuUsage(cpuOpen);
   const openMs = round(performance.now() - tOpen);
@@ -351,6 +359,8 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
   const random = rng(SEED + 7);
   const questions = Array.from({ length: QUESTIONS }, (_, i) => vocab.question(random, 2 + (i % 5)));
   const rounds: Array<Record<string, unknown>> = [];
+  /** Each question's answer: its snippets' ids in order (the first round's). */
+  const answers: number[][] = [];
   try {
     for (let r = 0; r < count('rounds', values.rounds, 1); r++) {
       const cpu: number[] = [];
@@ -358,10 +368,11 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
       for (const q of questions) {
         const c = process.cpuUsage();
         const t = performance.now();
-        assembleFromSegment(segment, q, 200, 5000);
+        const answer = assembleFromSegment(segment, q, 200, 5000);
         wall.push(performance.now() - t);
         const d = process.cpuUsage(c);
         cpu.push((d.user + d.system) / 1000);
+        if (r === 0) answers.push(answer.map((s) => s.id));
       }
       const mean = cpu.reduce((a, b) => a + b, 0) / cpu.length;
       rounds.push({ cpuMs: { mean: round(mean), p50: round(percentile(cpu, 50)), p90: round(percentile(cpu, 90)), p99: round(percentile(cpu, 99)) }, wallMs: summary(wall), rssMb: round(process.memoryUsage().rss / 1048576) });
@@ -369,13 +380,39 @@ async function measureInProcess(): Promise<Record<string, unknown>> {
   } finally {
     segment.close();
   }
+  if (values.answers) writeFileSync(values.answers, JSON.stringify({ questions, answers }));
   return {
     bigSegment: bigSegmentParts(),
     librarySearch,
     storeFirstSearchMs,
+    ...(values.compare ? { answersOverlap: compareAnswers(questions, answers, values.compare) } : {}),
     open: { ms: openMs, cpuMs: round((openCpu.user + openCpu.system) / 1000), rssAddedMb: round((rssOpen - rssBefore) / 1048576) },
+    candidates: { ...DEFAULT_CANDIDATES },
     rounds,
   };
+}
+
+/**
+ * `--compare FILE` (with `--in-process`): how this run's answers compare with another run's
+ * (`--answers FILE` of it: the same questions, another version of the code): answers identical
+ * (the same snippets in the same order), the same first snippet, and the share of this run's
+ * snippets the other answer holds too (mean over questions). The generated questions have no
+ * relevance judgements: this says how much the answers moved, not whether they got better.
+ */
+function compareAnswers(questions: string[], answers: number[][], file: string): Record<string, number> {
+  const other = JSON.parse(readFileSync(file, 'utf8')) as { questions: string[]; answers: number[][] };
+  if (JSON.stringify(other.questions) !== JSON.stringify(questions)) throw new Error(`--compare ${file}: its questions are not this run's`);
+  let identical = 0;
+  let sameFirst = 0;
+  let shared = 0;
+  answers.forEach((mine, i) => {
+    const theirs = other.answers[i];
+    if (JSON.stringify(mine) === JSON.stringify(theirs)) identical++;
+    if (mine.length > 0 && mine[0] === theirs[0]) sameFirst++;
+    const held = new Set(theirs);
+    shared += mine.length === 0 ? (theirs.length === 0 ? 1 : 0) : mine.filter((id) => held.has(id)).length / mine.length;
+  });
+  return { questions: answers.length, identical, sameFirst, meanSharedSnippets: round(shared / answers.length) };
 }
 
 /**

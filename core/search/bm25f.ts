@@ -314,6 +314,53 @@ export function accumulateBm25f(
 }
 
 /**
+ * The BM25F scores of the given documents only (`docs[0..count)`, ascending, each once), added
+ * to `scores`: for each query term in query order, each of those documents found in its list
+ * gains idf x weight x its saturated weight, as accumulateBm25f adds them, so a document's score
+ * is the exhaustive one to the last bit. Each list is merged with the documents (galloping
+ * search in the longer of the two), so the cost is per document asked and per term, not per
+ * posting. Terms outside the dictionary (-1) or of weight 0 add nothing.
+ */
+export function scoreDocsBm25f(
+  index: Bm25fData,
+  terms: ArrayLike<number>,
+  docs: Int32Array,
+  count: number,
+  scores: Float64Array,
+  termWeights?: ArrayLike<number>,
+): void {
+  const { idf, start } = index;
+  if (count <= 0) return;
+  for (let k = 0; k < terms.length; k++) {
+    const no = terms[k];
+    const tw = termWeights ? termWeights[k] : 1;
+    if (no < 0 || start[no] === start[no + 1] || tw === 0) continue;
+    const w = idf[no] * tw;
+    const list = postingList(index, no);
+    const ld = list.docs;
+    const lt = list.tfw;
+    const end = ld.length;
+    if (end >= count) {
+      // More postings than documents asked: seek each document in the list.
+      let i = 0;
+      for (let j = 0; j < count && i < end; j++) {
+        const d = docs[j];
+        i = seek(ld, i, end, d);
+        if (i < end && ld[i] === d) scores[d] += w * lt[i++];
+      }
+    } else {
+      // A short list: seek each posting among the documents asked.
+      let j = 0;
+      for (let i = 0; i < end && j < count; i++) {
+        const d = ld[i];
+        j = seek(docs, j, count, d);
+        if (j < count && docs[j] === d) scores[d] += w * lt[i];
+      }
+    }
+  }
+}
+
+/**
  * The largest saturated weight (tfw) of each term's postings: times the term's idf and query
  * weight, an upper bound of what the term adds to any document's score (the same scoring
  * function, so the bound is tight). Computed once per index on first use (one pass over the

@@ -11,7 +11,7 @@
  */
 import type { Snippet } from '../contracts.ts';
 import { DEFAULT_BRIDGE, HeadingBridge, type BridgeOptions } from './bridge.ts';
-import { accumulateBm25f, topBm25f, TopKScratch, wholePostings, type Bm25fData, type FieldWeight } from './bm25f.ts';
+import { accumulateBm25f, scoreDocsBm25f, topBm25f, TopKScratch, wholePostings, type Bm25fData, type FieldWeight } from './bm25f.ts';
 import { computeIndexData, parentKey, positionFinder, wordArray, type IndexData, type Ragged, type Words } from './index-data.ts';
 import { expandQuery, HOW_TO, questionWords, SYNONYMS, type ExpansionContext, type WeightedTerm } from './query-terms.ts';
 import { boostPhrases, coverHeadings, headNorms, liftLinked, liftNeighbours, run, sortedHas } from './section-scores.ts';
@@ -45,6 +45,15 @@ export interface LexicalIndex {
   sectionKeyOf(id: number): string | undefined;
   /** What the last search did (operation counts). */
   lastSearch?(): SearchStats;
+  /** The last search's parents' and pages' BM25F scores (opened with `record`; for tests). */
+  lastScores?(): LastScores | undefined;
+}
+
+/** The sections a search scored, and the BM25F score of each parent and page it scored (by number). */
+export interface LastScores {
+  sections: number[];
+  parents: Map<number, number>;
+  pages: Map<number, number>;
 }
 
 export type FieldName = 'heading' | 'parents' | 'code' | 'prose' | 'path' | 'meta';
@@ -210,42 +219,48 @@ type Hit = { id: number; score: number; unit?: UnitRef };
  * Candidate generation for very large indexes. Below `minSections` sections every section,
  * parent and page a question's words touch is scored (the full pipeline: heading coverage,
  * phrases, priors, neighbour and link lifts, page fusion see every touched score). At or above
- * it, the BM25F step keeps only the `sections` best sections, the `parents` best parents and
- * the `pages` best pages by their BM25F score, found by MaxScore (core/search/bm25f.ts
- * topBm25f: the same scores to the bit as the exhaustive sum, without walking every posting),
- * and the rest of the pipeline runs over those candidates only. The answers of indexes below
- * the threshold are unchanged; above it, a section outside the candidates that a later step
- * would have lifted into the answer (a neighbour or link lift, heading coverage, a phrase) is
- * missed.
+ * it, the sections' BM25F keeps only the `sections` best sections, found by MaxScore
+ * (core/search/bm25f.ts topBm25f: the same scores to the bit as the exhaustive sum, without
+ * walking every posting), and the rest of the pipeline runs over those candidates only: heading
+ * coverage, phrases, priors and the lifts over the candidate sections, then the parents' and
+ * the pages' BM25F only for the parents and pages of the sections scored so far (the candidates
+ * and the sections the lifts touched; bm25f.ts scoreDocsBm25f: each one's exhaustive score to the
+ * bit, looked up in the term lists instead of walking them). The answers of indexes below the
+ * threshold are unchanged; above it, a section outside the candidates that a later step would
+ * have lifted into the answer (a neighbour or link lift, heading coverage, a phrase) is missed,
+ * and so is a parent none of whose sections is a candidate; the page fusion ranks a unit's page
+ * among the candidates' pages only.
  */
 export interface CandidateLimits {
   minSections: number;
   sections: number;
-  parents: number;
-  pages: number;
 }
 
 /** Far above every shared corpus (python, the largest, has 11,788 snippets, so fewer sections). */
-export const DEFAULT_CANDIDATES: CandidateLimits = { minSections: 100_000, sections: 2_000, parents: 2_000, pages: 1_000 };
+export const DEFAULT_CANDIDATES: CandidateLimits = { minSections: 100_000, sections: 2_000 };
 
 /**
  * Searches an index's data (computeIndexData, or read back from a segment file) with the
  * params it was computed with. Builds nothing but the dictionary's plain-word list. `synonyms`
- * is for measuring other synonym lists (scripts/bench/synonym-check.ts).
+ * is for measuring other synonym lists (scripts/bench/synonym-check.ts); `record` keeps each
+ * search's parents' and pages' BM25F scores (lastScores, for tests).
  */
 export function openLexicalIndex(
   data: IndexData,
   params: Bm25Params = DEFAULT_BM25,
   synonyms: ReadonlyMap<string, readonly string[]> = SYNONYMS,
   candidates: CandidateLimits = DEFAULT_CANDIDATES,
+  options: { record?: boolean } = {},
 ): LexicalIndex {
   const view = new IndexView(data);
   const searcher = new Searcher(view, params, synonyms, candidates);
+  if (options.record) searcher.recorded = { sections: [], parents: new Map(), pages: new Map() };
   return {
     size: data.ids.length,
     sectionKeyOf: (id) => view.sectionKeyOf(id),
     search: (query, limit) => searcher.search(query, limit),
     lastSearch: () => ({ ...searcher.stats }),
+    lastScores: () => searcher.recorded,
   };
 }
 
@@ -370,6 +385,12 @@ class Searcher {
   /** Candidates only (CandidateLimits), when the index is that large. */
   private readonly large: CandidateLimits | undefined;
   private readonly topScratch = new TopKScratch();
+  /** A large index's parents and pages to score (ascending), and marks of those listed (cleared after). */
+  private cand = new Int32Array(0);
+  private secs = new Int32Array(0);
+  private readonly pageMark: Uint8Array;
+  /** The last search's parents' and pages' BM25F scores, when asked for (`record`). */
+  recorded: LastScores | undefined;
   readonly stats: SearchStats = { candidates: false, sections: 0, parents: 0, pages: 0 };
 
   constructor(
@@ -410,10 +431,12 @@ class Searcher {
     this.taken = new Uint8Array(this.nsec);
     this.pscores = new Float64Array(data.parFirst.length);
     this.psc = new Float64Array(this.pageBm25?.n ?? 0);
+    this.pageMark = new Uint8Array(this.large ? this.psc.length : 0);
   }
 
   search(query: string, limit: number): Hit[] {
     const words = questionWords(query, this.params.dropFillers);
+    if (this.recorded) this.recorded = { sections: [], parents: new Map(), pages: new Map() };
     if (words.length === 0 || this.nsec === 0 || !(limit > 0)) return [];
     try {
       return this.searchWith(query, words, limit);
@@ -489,6 +512,107 @@ class Searcher {
   }
 
   /**
+   * A large index's parents or pages: the BM25F scores of `this.cand[0..count)` only (each its
+   * exhaustive score), those scored appended to `touched`.
+   */
+  private scoreListed(index: Bm25fData, queryNos: Int32Array, weights: number[], count: number, scores: Float64Array, touched: number[]): void {
+    const cand = this.cand;
+    scoreDocsBm25f(index, queryNos, cand, count, scores, weights);
+    for (let j = 0; j < count; j++) if (scores[cand[j]] !== 0) touched.push(cand[j]);
+  }
+
+  /** Room for `n` candidates in `this.cand`. */
+  private candRoom(n: number): Int32Array {
+    if (this.cand.length < n) {
+      const grown = new Int32Array(Math.max(n, 64, 2 * this.cand.length));
+      grown.set(this.cand);
+      this.cand = grown;
+    }
+    return this.cand;
+  }
+
+  /**
+   * The parents holding a section scored so far (`touched`: the candidates and the sections the
+   * lifts touched), ascending in `this.cand`; returns their number. Parents are runs of
+   * consecutive sections of one file, listed by first section (parFirst ascending). The sections
+   * are taken in ascending order: a parent holding section s and starting at or before the
+   * previous section taken holds that one too (it is a run), so it is listed already; only the
+   * parents starting after the previous section, up to s and in s's file, are looked at, each
+   * parent at most once a search.
+   */
+  private parentsOfTouched(): number {
+    const { parFirst, parLast, pageOf } = this.data;
+    const secs = this.secRoom(this.touched.length);
+    const m = this.touched.length;
+    for (let j = 0; j < m; j++) secs[j] = this.touched[j];
+    secs.subarray(0, m).sort();
+    const npar = parFirst.length;
+    let n = 0;
+    let prev = -1;
+    /** The first parent starting after the section (moves forward only: the sections ascend). */
+    let lo = 0;
+    for (let j = 0; j < m; j++) {
+      const sec = secs[j];
+      if (sec === prev) continue;
+      if (lo < npar && parFirst[lo] <= sec) {
+        // Galloping, then binary search: the sections may be far apart.
+        let step = 1;
+        let hi = lo + 1;
+        while (hi < npar && parFirst[hi] <= sec) {
+          lo = hi;
+          step *= 2;
+          hi = Math.min(npar, hi + step);
+        }
+        // parFirst[lo] <= sec; the answer is in (lo, hi].
+        lo++;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (parFirst[mid] <= sec) lo = mid + 1;
+          else hi = mid;
+        }
+      }
+      const page = pageOf[sec];
+      // Parents found here start after `prev`, so none is listed yet; they are added in
+      // descending order, then this section's run of them is reversed into place.
+      const from = n;
+      for (let p = lo - 1; p >= 0 && parFirst[p] > prev && pageOf[parFirst[p]] === page; p--) {
+        if (parLast[p] >= sec) this.candRoom(n + 1)[n++] = p;
+      }
+      const cand = this.cand;
+      for (let x = from, y = n - 1; x < y; x++, y--) {
+        const t = cand[x];
+        cand[x] = cand[y];
+        cand[y] = t;
+      }
+      prev = sec;
+    }
+    return n;
+  }
+
+  /** Room for `n` sections in `this.secs`. */
+  private secRoom(n: number): Int32Array {
+    if (this.secs.length < n) this.secs = new Int32Array(Math.max(n, 64, 2 * this.secs.length));
+    return this.secs;
+  }
+
+  /** The pages of the sections scored so far, ascending in `this.cand`; returns their number. */
+  private pagesOfTouched(): number {
+    const { pageOf } = this.data;
+    const mark = this.pageMark;
+    let n = 0;
+    for (const sec of this.touched) {
+      const page = pageOf[sec];
+      if (mark[page]) continue;
+      mark[page] = 1;
+      this.candRoom(n + 1)[n++] = page;
+    }
+    const cand = this.cand;
+    for (let j = 0; j < n; j++) mark[cand[j]] = 0;
+    cand.subarray(0, n).sort();
+    return n;
+  }
+
+  /**
    * The parents' scores: BM25F over their own field averages with the sections' idf (so a parent
    * and its children weigh a word alike), and heading coverage.
    */
@@ -496,18 +620,17 @@ class Searcher {
     const { data, params } = this;
     if (data.parFirst.length === 0) return;
     const { bm25, parentBm25 } = data;
-    this.bm25f(
-      parentBm25,
-      queryNos,
-      this.pscores,
-      this.ptouched,
-      weighted.map((q, k) => {
-        const no = queryNos[k];
-        const pidf = no < 0 ? 0 : parentBm25.idf[no];
-        return pidf > 0 ? (q.w * Math.pow(bm25.idf[no], params.idfPower)) / pidf : 0;
-      }),
-      this.large?.parents,
-    );
+    const weights = weighted.map((q, k) => {
+      const no = queryNos[k];
+      const pidf = no < 0 ? 0 : parentBm25.idf[no];
+      return pidf > 0 ? (q.w * Math.pow(bm25.idf[no], params.idfPower)) / pidf : 0;
+    });
+    if (this.large) this.scoreListed(parentBm25, queryNos, weights, this.parentsOfTouched(), this.pscores, this.ptouched);
+    else accumulateBm25f(parentBm25, queryNos, this.pscores, this.ptouched, weights);
+    if (this.recorded) {
+      this.recorded.sections = [...this.touched];
+      this.recorded.parents = new Map(this.ptouched.map((p) => [p, this.pscores[p]]));
+    }
     coverHeadings(data.parHead, this.parHeadAll, this.ptouched, this.pscores, askedNos, bm25.idf, params.headingCoverage);
   }
 
@@ -518,14 +641,10 @@ class Searcher {
   private fuse(ord: Int32Array, weighted: readonly WeightedTerm[], queryNos: Int32Array): Float64Array | undefined {
     const { pageBm25, params, units, psc, pgtouched, data } = this;
     if (!pageBm25 || units.length <= 1) return undefined;
-    this.bm25f(
-      pageBm25,
-      queryNos,
-      psc,
-      pgtouched,
-      weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : pageBm25.idf[queryNos[k]], params.idfPower - 1)),
-      this.large?.pages,
-    );
+    const weights = weighted.map((q, k) => q.w * Math.pow(queryNos[k] < 0 ? 0 : pageBm25.idf[queryNos[k]], params.idfPower - 1));
+    if (this.large) this.scoreListed(pageBm25, queryNos, weights, this.pagesOfTouched(), psc, pgtouched);
+    else accumulateBm25f(pageBm25, queryNos, psc, pgtouched, weights);
+    if (this.recorded) this.recorded.pages = new Map(pgtouched.map((p) => [p, psc[p]]));
     const pageScoreOf = (u: number) => psc[data.pageOf[units.sec[u] >= 0 ? units.sec[u] : data.parFirst[units.par[u]]]];
     return fuseWithPages(
       ord,

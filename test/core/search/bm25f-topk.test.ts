@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prng as rng } from '../../../scripts/fuzz/requests.ts';
-import { accumulateBm25f, buildBm25fData, termUpperBounds, topBm25f, TopKScratch, wholePostings, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
+import { accumulateBm25f, buildBm25fData, scoreDocsBm25f, termUpperBounds, topBm25f, TopKScratch, wholePostings, type Bm25fData, type TopKStats } from '../../../core/search/bm25f.ts';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { computeIndexData } from '../../../core/search/index-data.ts';
@@ -55,6 +55,36 @@ test('MaxScore top-k equals exhaustive scoring on randomized indexes (documents,
     }
   }
   assert.equal(cases, 30 * 20 * 8);
+});
+
+test('scoring only the documents asked gives each its exhaustive score to the bit, and touches no other', () => {
+  let cases = 0;
+  for (let seed = 1; seed <= 30; seed++) {
+    const random = rng(500 + seed);
+    const vocabulary = 20 + Math.floor(random() * 300);
+    const index = randomIndex(random, 1 + Math.floor(random() * 400), vocabulary);
+    const full = new Float64Array(index.n);
+    const some = new Float64Array(index.n);
+    for (let q = 0; q < 20; q++) {
+      const terms = Array.from({ length: 1 + Math.floor(random() * 8) }, () => (random() < 0.1 ? -1 : Math.floor(vocabulary * random() ** 2)));
+      if (random() < 0.2) terms.push(terms[0]);
+      const weights = random() < 0.5 ? undefined : terms.map(() => (random() < 0.1 ? 0 : random() * 2));
+      full.fill(0);
+      accumulateBm25f(index, terms, full, [], weights);
+      // Documents asked: none, a few (short lists are then walked the other way), most, all.
+      for (const share of [0, 0.02, 0.3, 0.9, 1]) {
+        const asked = [...Array(index.n).keys()].filter(() => random() < share);
+        some.fill(0);
+        scoreDocsBm25f(index, terms, Int32Array.from(asked), asked.length, some, weights);
+        const isAsked = new Set(asked);
+        for (let d = 0; d < index.n; d++) {
+          if (some[d] !== (isAsked.has(d) ? full[d] : 0)) assert.fail(`seed ${seed}, query ${q}, share ${share}, document ${d}: ${some[d]}, exhaustive ${full[d]}`);
+        }
+        cases++;
+      }
+    }
+  }
+  assert.equal(cases, 30 * 20 * 5);
 });
 
 test('ties at the k-th score keep the lower documents, as the exhaustive sort does', () => {
