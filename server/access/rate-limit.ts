@@ -75,7 +75,8 @@ export class RateLimiter {
   private pending = 0;
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> | null = null;
-  private again = false;
+  /** The flush that follows the one under way, for counts added meanwhile (flush). */
+  private followUp: Promise<void> | null = null;
   private failing = false;
   private prunedBefore = 0;
 
@@ -135,16 +136,17 @@ export class RateLimiter {
   flush(): Promise<void> {
     if (!this.counters) return Promise.resolve();
     if (this.flushing) {
-      // Counts added during a flush go out right after it.
-      this.again = true;
-      return this.flushing;
+      // Counts added during a flush go out in one more flush right after it, and the caller
+      // waits for that one: the flush under way may have read its batch before them, or may be
+      // failing (the database was down when it started and is back now).
+      this.followUp ??= this.flushing.then(() => {
+        this.followUp = null;
+        return this.flush();
+      });
+      return this.followUp;
     }
     this.flushing = this.flushOnce().finally(() => {
       this.flushing = null;
-      if (this.again) {
-        this.again = false;
-        this.flushSoon(0);
-      }
     });
     return this.flushing;
   }
