@@ -462,6 +462,11 @@ async function parseBlockInPieces(json: Buffer, path: string, b: BlockRef, i: nu
  * pieces with turns of the event loop between them (parseBlockInPieces).
  */
 export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
+  for await (const { json, block, i } of inflatedBlocks(path)) yield await parseBlockInPieces(json, path, block, i);
+}
+
+/** A pack's blocks in order, each read, checked and inflated off the event loop (async zlib). */
+async function* inflatedBlocks(path: string): AsyncGenerator<{ json: Buffer; block: BlockRef; i: number }> {
   const { fd, blocks } = openPack(path);
   try {
     for (let i = 0; i < blocks.length; i++) {
@@ -472,7 +477,7 @@ export async function* readPack(path: string): AsyncGenerator<StoredSnippet[]> {
       } catch (err) {
         throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
       }
-      yield await parseBlockInPieces(json, path, blocks[i], i);
+      yield { json, block: blocks[i], i };
     }
   } finally {
     closeSync(fd);
@@ -558,22 +563,10 @@ async function headsOfBlock(json: Buffer, count: number, turnAfter: { at: number
  * main-thread work (issue 17's stalls, rounds 6 and 7).
  */
 export async function* readPackHeads(path: string): AsyncGenerator<SnippetHead[]> {
-  const { fd, blocks } = openPack(path);
   const turnAfter = { at: performance.now() + HEADS_SLICE_MS };
-  try {
-    for (let i = 0; i < blocks.length; i++) {
-      const bytes = readBlock(fd, path, blocks[i], i);
-      let json: Buffer;
-      try {
-        json = await gunzipAsync(bytes);
-      } catch (err) {
-        throw new PackError('corrupt', `${path}: block ${i} does not inflate (${(err as Error).message})`);
-      }
-      turnAfter.at = performance.now() + HEADS_SLICE_MS;
-      yield (await headsOfBlock(json, blocks[i].count, turnAfter)) ?? (await parseBlockInPieces(json, path, blocks[i], i)).map(snippetHead);
-    }
-  } finally {
-    closeSync(fd);
+  for await (const { json, block, i } of inflatedBlocks(path)) {
+    turnAfter.at = performance.now() + HEADS_SLICE_MS;
+    yield (await headsOfBlock(json, block.count, turnAfter)) ?? (await parseBlockInPieces(json, path, block, i)).map(snippetHead);
   }
 }
 
