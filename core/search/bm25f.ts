@@ -136,6 +136,15 @@ export function wholePostings(index: Bm25fData): Bm25fData {
   return { n: index.n, idf: index.idf, start: index.start, docs, tfw, ub: index.ub };
 }
 
+/** Lists of numbers as one flat list: list i is `items[start[i]..start[i+1]]`. */
+export function flatLists(lists: readonly ArrayLike<number>[]): { start: Int32Array; items: Int32Array } {
+  const start = new Int32Array(lists.length + 1);
+  for (let i = 0; i < lists.length; i++) start[i + 1] = start[i] + lists[i].length;
+  const items = new Int32Array(start[lists.length]);
+  for (let i = 0; i < lists.length; i++) items.set(lists[i], start[i]);
+  return { start, items };
+}
+
 /** `fields[f][d]`: the term numbers (below `terms`) of field f of document d, in token order. */
 export function buildBm25fData(
   fields: ReadonlyArray<ReadonlyArray<ArrayLike<number>>>,
@@ -143,63 +152,7 @@ export function buildBm25fData(
   k1: number,
   terms: number,
 ): Bm25fData {
-  const n = fields.length > 0 ? fields[0].length : 0;
-  const avg = fields.map((docs) => Math.max(1, docs.reduce((s, t) => s + t.length, 0) / Math.max(1, n)));
-  const combined = new Float64Array(terms);
-  const mark = new Uint8Array(terms);
-  const seen: number[] = [];
-  // Two passes, one document at a time as buildBm25f: count each term's documents, then fill.
-  const df = new Int32Array(terms);
-  for (let d = 0; d < n; d++) {
-    for (let f = 0; f < fields.length; f++) {
-      const toks = fields[f][d];
-      for (let i = 0; i < toks.length; i++) {
-        const t = toks[i];
-        if (mark[t] === 0) {
-          mark[t] = 1;
-          seen.push(t);
-        }
-      }
-    }
-    for (const t of seen) {
-      df[t]++;
-      mark[t] = 0;
-    }
-    seen.length = 0;
-  }
-  const start = new Int32Array(terms + 1);
-  for (let t = 0; t < terms; t++) start[t + 1] = start[t] + df[t];
-  const docs = new Int32Array(start[terms]);
-  const tfw = new Float64Array(start[terms]);
-  const at = start.slice(0, terms);
-  const idf = new Float64Array(terms);
-  for (let t = 0; t < terms; t++) if (df[t] > 0) idf[t] = Math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5));
-  for (let d = 0; d < n; d++) {
-    for (let f = 0; f < fields.length; f++) {
-      const toks = fields[f][d];
-      if (toks.length === 0) continue;
-      const { weight, b } = weights[f];
-      const norm = 1 - b + (b * toks.length) / avg[f];
-      for (let i = 0; i < toks.length; i++) {
-        const t = toks[i];
-        if (mark[t] === 0) {
-          mark[t] = 1;
-          seen.push(t);
-        }
-        combined[t] += weight / norm;
-      }
-    }
-    // Postings of a term in document order, as buildBm25f (the order of `seen` does not matter).
-    for (const t of seen) {
-      const w = combined[t];
-      docs[at[t]] = d;
-      tfw[at[t]++] = w / (k1 + w);
-      combined[t] = 0;
-      mark[t] = 0;
-    }
-    seen.length = 0;
-  }
-  return { n, idf, start, docs, tfw };
+  return buildBm25fDataFlat(fields.map(flatLists), weights, k1, terms);
 }
 
 /**

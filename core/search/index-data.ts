@@ -4,7 +4,7 @@
  * (at the end of a build) and written to a file as is (plugins/store-embedded/segment.ts).
  * openLexicalIndex (lexical-index.ts) searches it without rebuilding anything.
  */
-import { buildBm25fData, buildBm25fDataFlat, type Bm25fData } from './bm25f.ts';
+import { buildBm25fData, flatLists, buildBm25fDataFlat, type Bm25fData } from './bm25f.ts';
 import type { Bm25Params, FieldName, IndexedSnippet } from './lexical-index.ts';
 import { INLINE_LINK, inlinkCounts, isLinkList, resolveSectionLinks, type LinkSource } from './links.ts';
 import { groupSections, sectionKey } from './sections.ts';
@@ -197,14 +197,6 @@ class Dictionary {
   }
 }
 
-function ragged(lists: readonly ArrayLike<number>[]): Ragged {
-  const start = new Int32Array(lists.length + 1);
-  for (let i = 0; i < lists.length; i++) start[i + 1] = start[i] + lists[i].length;
-  const items = new Int32Array(start[lists.length]);
-  for (let i = 0; i < lists.length; i++) items.set(lists[i], start[i]);
-  return { start, items };
-}
-
 export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm25Params): ComputedIndexData {
   const sections = groupSections(snippets);
   const fields: string[][][] = FIELD_ORDER.map(() => []);
@@ -348,16 +340,16 @@ export function computeIndexData(snippets: readonly IndexedSnippet[], params: Bm
     secTokens,
     hasCode,
     prior,
-    links: links.length > 0 ? ragged(links) : { start: new Int32Array(0), items: new Int32Array(0) },
-    head: ragged(fieldNos[0]),
-    code: ragged(fieldNos[2]),
-    prose: ragged(fieldNos[3]),
+    links: links.length > 0 ? flatLists(links) : { start: new Int32Array(0), items: new Int32Array(0) },
+    head: flatLists(fieldNos[0]),
+    code: flatLists(fieldNos[2]),
+    prose: flatLists(fieldNos[3]),
     crumbs: { start: crumbStart, bytes: crumbBytes },
     parFirst: Int32Array.from(parents, (p) => p.sections[0]),
     parLast: Int32Array.from(parents, (p) => p.sections[p.sections.length - 1]),
     parDepth: Int32Array.from(parents, (p) => p.depth),
-    parHead: ragged(parentFields[0]),
-    own: ragged(own),
+    parHead: flatLists(parentFields[0]),
+    own: flatLists(own),
     bm25,
     parentBm25,
     pageBm25,
@@ -865,7 +857,7 @@ export function computeIndexDataStreamed(eachSnippet: SnippetPass, params: Bm25P
     secTokens: tokens,
     hasCode: params.codePrior > 0 ? hasCode.done() : new Uint8Array(0),
     prior,
-    links: links.length > 0 ? ragged(links) : { start: new Int32Array(0), items: new Int32Array(0) },
+    links: links.length > 0 ? flatLists(links) : { start: new Int32Array(0), items: new Int32Array(0) },
     head: secFields[0],
     code: secFields[2],
     prose: secFields[3],
