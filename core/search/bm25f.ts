@@ -156,10 +156,11 @@ export function buildBm25fData(
 }
 
 /**
- * buildBm25fData over fields held as flat lists: document d's field f is
- * `fields[f].items[fields[f].start[d]..fields[f].start[d+1]]` (no array per document; a streamed
- * index build, core/search/index-data.ts). Same arithmetic in the same order, so the same values
- * to the bit.
+ * The BM25F data of fields held as flat lists: document d's field f is
+ * `fields[f].items[fields[f].start[d]..fields[f].start[d+1]]` (no array per document: a streamed
+ * index build, core/search/index-data.ts; buildBm25fData flattens its lists into this). Two
+ * passes, one document at a time: count each term's documents, then fill its postings in
+ * document order.
  */
 export function buildBm25fDataFlat(
   fields: ReadonlyArray<{ readonly start: Int32Array; readonly items: Int32Array }>,
