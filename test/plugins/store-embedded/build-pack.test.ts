@@ -39,6 +39,23 @@ function snippets(n: number, from = 1): StoredSnippet[] {
   })) as StoredSnippet[];
 }
 
+/** Counts the turns of the event loop (a setImmediate chain) until stop(): `turns` is the count so far. */
+function countTurns(): { readonly turns: number; stop(): void } {
+  let turns = 0;
+  let spinning = true;
+  const spin = () => {
+    turns++;
+    if (spinning) setImmediate(spin);
+  };
+  setImmediate(spin);
+  return {
+    get turns() {
+      return turns;
+    },
+    stop: () => void (spinning = false),
+  };
+}
+
 async function collect(gen: AsyncIterable<StoredSnippet[]>): Promise<StoredSnippet[]> {
   const out: StoredSnippet[] = [];
   for await (const b of gen) out.push(...b);
@@ -158,17 +175,11 @@ describe('build packs (build-pack.ts)', () => {
       const blockBytes = gunzipSync((await readFile(path)).subarray(16, await blockEnd(path))).length;
       assert.ok(blockBytes > 4 * PACK_PARSE_BYTES, `a block of ${blockBytes} bytes`);
       // Which turn of the event loop each JSON.parse of a block's text runs in.
-      let turn = 0;
-      let spinning = true;
-      const spin = () => {
-        turn++;
-        if (spinning) setImmediate(spin);
-      };
-      setImmediate(spin);
+      const loop = countTurns();
       const parses: Array<{ chars: number; turn: number }> = [];
       const parse = JSON.parse;
       JSON.parse = (text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-        if (typeof text === 'string' && text.length > 10_000) parses.push({ chars: text.length, turn });
+        if (typeof text === 'string' && text.length > 10_000) parses.push({ chars: text.length, turn: loop.turns });
         return parse(text, reviver);
       };
       let read: StoredSnippet[];
@@ -176,7 +187,7 @@ describe('build packs (build-pack.ts)', () => {
         read = await collect(readPack(path));
       } finally {
         JSON.parse = parse;
-        spinning = false;
+        loop.stop();
       }
       assert.deepEqual(read, list);
       const longest = Math.max(...list.map((s) => JSON.stringify(s).length));
@@ -278,20 +289,14 @@ describe('the embedded store with packs', () => {
     withStore(async ({ store }) => {
       await store.upsertLibrary({ id: '/docs/long', title: 'long', source: { kind: 'upload', spec: {} } });
       const b = await store.beginBuild('/docs/long', '', null);
-      let turns = 0;
-      let spinning = true;
-      const spin = () => {
-        turns++;
-        if (spinning) setImmediate(spin);
-      };
-      setImmediate(spin);
+      const loop = countTurns();
       const long = words(10 * STAGING_SLICE_SNIPPETS, 'long').map((content) => sampleSnippet({ content }));
       try {
         await store.addSnippets(b, long);
       } finally {
-        spinning = false;
+        loop.stop();
       }
-      assert.ok(turns >= 9, `${turns} turns of the event loop while ${long.length} snippets were staged`);
+      assert.ok(loop.turns >= 9, `${loop.turns} turns of the event loop while ${long.length} snippets were staged`);
       // Batches given without waiting (a large one, then small ones) are staged in the order given.
       const more = [words(250, 'a'), words(3, 'b'), words(120, 'c'), words(1, 'd')].map((list) => list.map((content) => sampleSnippet({ content })));
       await Promise.all(more.map((list) => store.addSnippets(b, list)));
